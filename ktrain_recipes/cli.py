@@ -1,0 +1,117 @@
+"""``python -m ktrain_recipes`` / ``ktrain-recipes``: each command parses flags and calls one library function."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from . import compat  # noqa: F401
+from .errors import RecipesError
+
+
+def _maxlen(value: str) -> int | str:
+    if value == "auto":
+        return value
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be 'auto' or an integer, got {value!r}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser for all commands."""
+    parser = argparse.ArgumentParser(prog="ktrain-recipes", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("train", help="fine-tune a model on emotion and save a predictor")
+    p.add_argument("--model", default="minilm", help="registry name, hub id or local folder (default minilm)")
+    p.add_argument("--data", help="local emotion folder (default: $EMOTION_DATA, else the hub)")
+    p.add_argument("--out", required=True, help="predictor folder to create")
+    p.add_argument("--maxlen", type=_maxlen, default="auto", help="'auto' (from the data) or tokens")
+    p.add_argument("--batch-size", type=int, help="default: the model's registry default")
+    p.add_argument("--lr", type=float, help="peak learning rate for fit_onecycle (default: registry)")
+    p.add_argument("--epochs", type=int, help="default: the model's registry default")
+    p.add_argument("--limit", type=int, help="train on a stratified sample of N texts")
+    p.add_argument("--eval-limit", type=int, help="validate on a stratified sample of N texts")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--lr-find", action="store_true", help="run the LR finder first; saves lr_find.png")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
+
+    p = sub.add_parser("evaluate", help="score a saved predictor")
+    p.add_argument("--predictor", required=True)
+    p.add_argument("--data")
+    p.add_argument("--split", default="validation", choices=["validation", "test"])
+    p.add_argument("--limit", type=int, help="score a stratified sample of N texts")
+    p.add_argument("--json", help="also write the metrics to this JSON file")
+
+    p = sub.add_parser("predict", help="classify texts with a saved predictor")
+    p.add_argument("--predictor", required=True)
+    p.add_argument("texts", nargs="*", metavar="TEXT")
+    p.add_argument("--input", help="file with one text per line, or a CSV with a text column")
+    p.add_argument("--proba", action="store_true", help="also print each label's probability")
+
+    sub.add_parser("models", help="list the model registry")
+    return parser
+
+
+def cmd_train(args) -> None:
+    from .recipe import run_recipe
+
+    run_recipe(model=args.model, data=args.data, out=args.out, maxlen=args.maxlen, batch_size=args.batch_size,
+               lr=args.lr, epochs=args.epochs, limit=args.limit, eval_limit=args.eval_limit, seed=args.seed,
+               lr_find=args.lr_find, overwrite=args.overwrite)
+
+
+def cmd_evaluate(args) -> None:
+    from .evaluate import evaluate_saved, format_report
+
+    metrics = evaluate_saved(args.predictor, data=args.data, split=args.split, limit=args.limit)
+    print(format_report(metrics))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(metrics, f, indent=2)
+
+
+def cmd_predict(args) -> None:
+    from .data import read_texts
+    from .predictor import load_predictor, predict
+
+    if bool(args.texts) == bool(args.input):
+        raise RecipesError("give either TEXT arguments or --input FILE (one of them)")
+    texts = read_texts(args.input) if args.input else args.texts
+    predictor = load_predictor(args.predictor)
+    if args.proba:
+        names = predictor.get_classes()
+        for text, row in zip(texts, predict(predictor, texts, proba=True)):
+            probs = "  ".join(f"{n}={p:.3f}" for n, p in zip(names, row))
+            print(f"{names[int(row.argmax())]}\t{probs}\t{text}")
+    else:
+        for text, label in zip(texts, predict(predictor, texts)):
+            print(f"{label}\t{text}")
+
+
+def cmd_models(args) -> None:
+    from .models import list_models
+
+    print(f"{'name':<11}{'model':<40}{'params':>7}{'batch':>7}{'lr':>9}{'epochs':>8}  note")
+    for s in list_models():
+        print(f"{s.name:<11}{s.model_id:<40}{s.params:>7}{s.batch_size:>7}{s.lr:>9.0e}{s.epochs:>8}  {s.note}")
+
+
+COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict, "models": cmd_models}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; user errors print one line and return 1, Ctrl-C returns 130."""
+    args = build_parser().parse_args(argv)
+    compat.quiet()
+    try:
+        COMMANDS[args.command](args)
+    except RecipesError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted: nothing was saved over an existing predictor", file=sys.stderr)
+        return 130
+    return 0

@@ -1,0 +1,187 @@
+"""The fine-tuning recipe, step by step: build, lr_find, fit_onecycle, evaluate, time, save."""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import compat  # noqa: F401
+from .data import EmotionData, load_emotion, sample
+from .errors import RecipesError
+from .evaluate import evaluate_predictor, format_report
+from .models import get_spec, resolve_model
+from .plots import plot_confusion_matrix, plot_lr_find, save_figure
+from .predictor import check_out_dir, package_versions, predict, save_predictor, stage_dir, time_inference
+
+MAXLEN_QUANTILE = 99.9  # cover all but 1 text in 1000; the rest are truncated
+
+
+def set_seed(seed: int) -> None:
+    """Seed Python, numpy and TensorFlow and make TF ops deterministic (same CPU, same numbers)."""
+    import tensorflow as tf
+
+    random.seed(seed)
+    np.random.seed(seed)
+    tf.keras.utils.set_random_seed(seed)
+    tf.config.experimental.enable_op_determinism()
+
+
+def token_lengths(tokenizer, texts: list[str]) -> list[int]:
+    """Return the number of tokens (with special tokens) of each text."""
+    return [len(ids) for ids in tokenizer(list(texts), truncation=False)["input_ids"]]
+
+
+def choose_maxlen(lengths: list[int], cap: int = 512, quantile: float = MAXLEN_QUANTILE) -> int:
+    """Pick maxlen from the data: the quantile of token lengths, rounded up to a multiple of 8, capped."""
+    if not lengths:
+        raise RecipesError("cannot choose maxlen from no texts")
+    return int(min(cap, max(8, math.ceil(np.percentile(lengths, quantile) / 8) * 8)))
+
+
+def load_tokenizer(model_path: str):
+    """Load the tokenizer of a resolved model (directory or hub id)."""
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(model_path)
+
+
+def resolve_maxlen(maxlen: int | str, tokenizer, texts: list[str], verbose: bool = True) -> int:
+    """Return maxlen as an int: ``'auto'`` picks it from the training texts' token lengths."""
+    cap = min(512, getattr(tokenizer, "model_max_length", 512) or 512)
+    lengths = token_lengths(tokenizer, texts)
+    if maxlen == "auto":
+        maxlen = choose_maxlen(lengths, cap)
+    elif not isinstance(maxlen, int) or not 8 <= maxlen <= cap:
+        raise RecipesError(f"maxlen must be 'auto' or an integer from 8 to {cap}, got {maxlen!r}")
+    if verbose:
+        over = sum(n > maxlen for n in lengths)
+        print(f"maxlen {maxlen}: {over} of {len(lengths)} training texts are longer and get truncated "
+              f"(mean {np.mean(lengths):.1f}, max {max(lengths)} tokens)")
+    return maxlen
+
+
+def build_transformer(model_path: str, maxlen: int, label_names: list[str], batch_size: int = 32):
+    """Create ktrain's ``text.Transformer`` preprocessor for a resolved model."""
+    from ktrain import text
+
+    return text.Transformer(model_path, maxlen=maxlen, class_names=list(label_names), batch_size=batch_size)
+
+
+def get_learner(transformer, train: tuple[list, list], val: tuple[list, list], batch_size: int = 32):
+    """Preprocess train/validation texts and return a ktrain learner around a fresh classifier.
+
+    Args:
+      transformer: from ``build_transformer``.
+      train, val: (texts, label names) pairs.
+      batch_size: training batch size.
+    """
+    import ktrain
+
+    names = transformer.get_classes()
+    ids = [[names.index(y) for y in labels] for labels in (train[1], val[1])]
+    trn = transformer.preprocess_train(list(train[0]), ids[0], verbose=0)
+    vdata = transformer.preprocess_test(list(val[0]), ids[1], verbose=0)
+    model = transformer.get_classifier()
+    return ktrain.get_learner(model, train_data=trn, val_data=vdata, batch_size=batch_size)
+
+
+def find_lr(learner, max_epochs: int = 1) -> dict:
+    """Run ktrain's LR finder (weights are restored afterwards) and return lrs, losses and a suggestion.
+
+    The suggestion is the rate at the minimum loss divided by 10, ktrain's classic rule of thumb.
+    """
+    learner.lr_find(max_epochs=max_epochs, verbose=0)
+    finder = learner.lr_finder
+    lrs, losses = list(map(float, finder.lrs)), list(map(float, finder.losses))
+    best = int(np.argmin(losses[: max(1, len(losses) - 5)]))
+    return {"lrs": lrs, "losses": losses, "suggested_lr": lrs[best] / 10}
+
+
+def fit(learner, lr: float, epochs: int) -> dict:
+    """Train with the one-cycle policy; return the per-epoch history and the training seconds."""
+    start = time.perf_counter()
+    history = learner.fit_onecycle(lr, epochs)
+    seconds = time.perf_counter() - start
+    return {"history": {k: [float(v) for v in vals] for k, vals in history.history.items()}, "seconds": seconds}
+
+
+def get_predictor(learner, transformer, batch_size: int = 32):
+    """Wrap the trained model and its preprocessor into a ktrain predictor."""
+    import ktrain
+
+    return ktrain.get_predictor(learner.model, transformer, batch_size=batch_size)
+
+
+def run_recipe(
+    model: str = "minilm",
+    data: str | None = None,
+    out: str | os.PathLike = "runs/minilm",
+    maxlen: int | str = "auto",
+    batch_size: int | None = None,
+    lr: float | None = None,
+    epochs: int | None = None,
+    limit: int | None = None,
+    eval_limit: int | None = None,
+    seed: int = 42,
+    lr_find: bool = False,
+    overwrite: bool = False,
+    dataset: EmotionData | None = None,
+) -> dict:
+    """Run the whole recipe and save the predictor to ``out``; return its metrics.json content.
+
+    Args:
+      model: registry name, hub id or local folder.  data: local data folder (None: $EMOTION_DATA or hub).
+      out: predictor folder to create.  maxlen: int or 'auto'.  batch_size, lr, epochs: None = model default.
+      limit: train on a stratified sample of this many texts.  eval_limit: same for validation.
+      seed: random seed.  lr_find: run the LR finder first and save its plot.
+      overwrite: replace an existing ``out``.  dataset: already-loaded data (skips loading).
+    """
+    out = check_out_dir(out, overwrite)  # before any expensive work
+    spec = get_spec(model)
+    batch_size, lr, epochs = batch_size or spec.batch_size, lr or spec.lr, epochs or spec.epochs
+    ds = dataset or load_emotion(data)
+    train = sample(ds.texts("train"), ds.labels("train"), limit, seed)
+    val = sample(ds.texts("validation"), ds.labels("validation"), eval_limit, seed)
+    model_path = resolve_model(model)
+    set_seed(seed)
+    maxlen = resolve_maxlen(maxlen, load_tokenizer(model_path), train[0])
+    transformer = build_transformer(model_path, maxlen, ds.label_names, batch_size)
+    learner = get_learner(transformer, train, val, batch_size)
+    stage = stage_dir(out)
+    try:
+        lr_info = _maybe_find_lr(learner, lr_find, stage)
+        trained = fit(learner, lr, epochs)
+        predictor = get_predictor(learner, transformer, batch_size)
+        metrics = evaluate_predictor(lambda t: predict(predictor, t), val[0], val[1], ds.label_names)
+        print(format_report(metrics))
+        timing = time_inference(lambda t: predictor.predict(t), val[0])
+        metrics.update(
+            model=model, model_id=spec.model_id or model, maxlen=maxlen, batch_size=batch_size, lr=lr,
+            epochs=epochs, seed=seed, limit=limit, n_train=len(train[0]), data=ds.source,
+            train_seconds=trained["seconds"], train_examples_per_s=len(train[0]) * epochs / trained["seconds"],
+            history=trained["history"], inference=timing, inference_ms_per_text=timing["ms_per_text"],
+            params=int(learner.model.count_params()), versions=package_versions(), **lr_info,
+        )
+        save_figure(plot_confusion_matrix(metrics), stage / "confusion_matrix.png")
+        save_predictor(predictor, out, metrics, stage=stage, overwrite=overwrite)
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    print(f"predictor saved to {out}")
+    return metrics
+
+
+def _maybe_find_lr(learner, enabled: bool, stage: Path) -> dict:
+    if not enabled:
+        return {}
+    found = find_lr(learner)
+    save_figure(plot_lr_find(found["lrs"], found["losses"], found["suggested_lr"]), stage / "lr_find.png")
+    print(f"lr_find suggests lr {found['suggested_lr']:.1e} (plot: lr_find.png)")
+    return {"suggested_lr": found["suggested_lr"]}

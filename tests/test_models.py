@@ -1,0 +1,45 @@
+import numpy as np
+import pytest
+
+from ktrain_recipes import REGISTRY, RecipesError, resolve_model
+from ktrain_recipes.models import convert_minilm, get_spec, minilm_source
+
+
+def test_registry_has_the_seven_models():
+    assert list(REGISTRY) == ["bert", "roberta", "distilbert", "albert", "electra", "tinybert", "minilm"]
+    assert REGISTRY["bert"].model_id == "bert-base-uncased"
+    assert get_spec("roberta-base").name == "roberta" and get_spec("org/other").name == "custom"
+
+
+@pytest.mark.parametrize("name, message", [
+    ("bret", "unknown model 'bret'. Did you mean 'bert'"),
+    ("./no/such/dir", "does not exist"),
+    ("bert", "cannot reach the Hugging Face hub.*--model minilm"),
+    ("someorg/some-model", "cannot reach the Hugging Face hub"),
+])
+def test_bad_model_names_say_what_to_do(name, message):
+    with pytest.raises(RecipesError, match=message):
+        resolve_model(name)
+
+
+def test_folder_without_config(tmp_path):
+    with pytest.raises(RecipesError, match="no config.json"):
+        resolve_model(str(tmp_path))
+
+
+def test_local_tf_folder_is_used_as_is(tiny_models):
+    assert resolve_model(tiny_models["albert"]) == tiny_models["albert"]
+
+
+def test_minilm_converts_offline_with_its_real_weights():
+    from safetensors.numpy import load_file
+    from transformers import TFAutoModel
+
+    folder = convert_minilm()
+    assert resolve_model("minilm") == str(folder)
+    weights = {v.name.split("/", 1)[1]: v.numpy() for v in TFAutoModel.from_pretrained(folder).weights}
+    torch_weights = load_file(str(minilm_source() / "model.safetensors"))
+    assert np.allclose(weights["bert/embeddings/word_embeddings/weight:0"],
+                       torch_weights["embeddings.word_embeddings.weight"])
+    assert np.allclose(weights["bert/encoder/layer_._5/output/dense/kernel:0"],
+                       torch_weights["encoder.layer.5.output.dense.weight"].T)

@@ -1,0 +1,12 @@
+"""The one real fine-tune in the default suite: the offline MiniLM on a slice of emotion."""
+
+import ktrain_recipes as kr
+
+
+def test_minilm_fine_tune_beats_chance_by_a_wide_margin(emotion, tmp_path):
+    metrics = kr.run_recipe("minilm", dataset=emotion, out=tmp_path / "minilm", limit=480, eval_limit=500,
+                            epochs=4, lr=2e-4, seed=42)
+    majority = emotion.labels("validation").count("joy") / 2000  # 0.352: always answering "joy"
+    assert metrics["n"] == 500
+    assert metrics["accuracy"] > majority + 0.2, metrics["accuracy"]
+    assert kr.predict(kr.load_predictor(tmp_path / "minilm"), ["i am so happy and excited today"]) == ["joy"]

@@ -1,0 +1,59 @@
+import json
+
+import pytest
+
+import ktrain_recipes as kr
+from ktrain_recipes import RecipesError
+from ktrain_recipes.recipe import choose_maxlen, resolve_maxlen
+from ktrain_recipes.tiny import FAMILIES
+
+
+def test_choose_maxlen_rounds_quantile_up_to_multiple_of_8():
+    assert choose_maxlen([10] * 999 + [60]) == 16
+    assert choose_maxlen(list(range(1, 1001))) == 1000 // 8 * 8 and choose_maxlen([900], cap=512) == 512
+    with pytest.raises(RecipesError):
+        choose_maxlen([])
+
+
+def test_resolve_maxlen_reports_truncation(tiny_models, capsys):
+    tok = kr.load_tokenizer(tiny_models["bert"])
+    texts = ["short text", "a much longer text " * 20]
+    assert resolve_maxlen(16, tok, texts) == 16
+    assert "1 of 2 training texts are longer" in capsys.readouterr().out
+    with pytest.raises(RecipesError, match="maxlen must be"):
+        resolve_maxlen(4, tok, texts)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_family_trains_saves_loads_and_predicts(family, tiny_models, small_data, tmp_path):
+    out = tmp_path / family
+    metrics = kr.run_recipe(tiny_models[family], data=str(small_data), out=out, epochs=1, batch_size=16,
+                            lr=1e-3, seed=1, lr_find=family == "bert")
+    saved = json.loads((out / "metrics.json").read_text())
+    for key in ["accuracy", "macro_f1", "report", "confusion_matrix", "train_seconds", "inference_ms_per_text",
+                "maxlen", "batch_size", "lr", "epochs", "seed", "model_id", "versions"]:
+        assert key in saved, key
+    assert saved["n"] == 60 and saved["accuracy"] == metrics["accuracy"]
+    assert sum(map(sum, saved["confusion_matrix"])) == 60
+    assert (out / "confusion_matrix.png").stat().st_size > 1000
+    assert (out / "lr_find.png").exists() == (family == "bert")
+    predictor = kr.load_predictor(out)
+    labels = kr.predict(predictor, ["i feel wonderful today", "i am scared"])
+    assert len(labels) == 2 and set(labels) <= set(kr.EMOTION_LABELS)
+    proba = kr.predict(predictor, ["i feel wonderful today"], proba=True)
+    assert proba.shape == (1, 6) and abs(proba.sum() - 1) < 1e-4
+    assert not list(tmp_path.glob(".*partial*"))  # no staging folder left behind
+
+
+def test_same_seed_same_metrics(tiny_models, small_data, tmp_path):
+    runs = [kr.run_recipe(tiny_models["distilbert"], data=str(small_data), out=tmp_path / str(i), epochs=1,
+                          batch_size=16, lr=1e-3, seed=7) for i in range(2)]
+    assert runs[0]["history"] == runs[1]["history"]
+    assert runs[0]["confusion_matrix"] == runs[1]["confusion_matrix"]
+
+
+def test_refuses_non_empty_out_before_training(tmp_path, small_data):
+    (tmp_path / "keep.txt").write_text("precious")
+    with pytest.raises(RecipesError, match="not empty.*--overwrite"):
+        kr.run_recipe("minilm", data=str(small_data), out=tmp_path)
+    assert (tmp_path / "keep.txt").read_text() == "precious"
