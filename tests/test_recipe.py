@@ -1,4 +1,6 @@
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -10,7 +12,7 @@ from ktrain_recipes.tiny import FAMILIES
 
 def test_choose_maxlen_rounds_quantile_up_to_multiple_of_8():
     assert choose_maxlen([10] * 999 + [60]) == 16
-    assert choose_maxlen(list(range(1, 1001))) == 1000 // 8 * 8 and choose_maxlen([900], cap=512) == 512
+    assert choose_maxlen(list(range(1, 1001)), cap=2000) == 1000 and choose_maxlen([900], cap=512) == 512
     with pytest.raises(RecipesError):
         choose_maxlen([])
 
@@ -45,11 +47,17 @@ def test_every_family_trains_saves_loads_and_predicts(family, tiny_models, small
     assert not list(tmp_path.glob(".*partial*"))  # no staging folder left behind
 
 
-def test_same_seed_same_metrics(tiny_models, small_data, tmp_path):
-    runs = [kr.run_recipe(tiny_models["distilbert"], data=str(small_data), out=tmp_path / str(i), epochs=1,
-                          batch_size=16, lr=1e-3, seed=7) for i in range(2)]
-    assert runs[0]["history"] == runs[1]["history"]
-    assert runs[0]["confusion_matrix"] == runs[1]["confusion_matrix"]
+def test_same_seed_same_metrics_in_separate_runs(tiny_models, small_data, tmp_path):
+    def run(i, seed):
+        subprocess.run([sys.executable, "-m", "ktrain_recipes", "train", "--model", tiny_models["distilbert"],
+                        "--data", str(small_data), "--out", str(tmp_path / str(i)), "--epochs", "1",
+                        "--batch-size", "16", "--lr", "1e-3", "--seed", str(seed)], check=True, capture_output=True)
+        return json.loads((tmp_path / str(i) / "metrics.json").read_text())
+
+    first, second, other = run(0, 7), run(1, 7), run(2, 8)
+    for key in ["history", "confusion_matrix", "accuracy", "macro_f1"]:
+        assert first[key] == second[key], key
+    assert first["history"]["loss"] != other["history"]["loss"]  # the seed does matter
 
 
 def test_refuses_non_empty_out_before_training(tmp_path, small_data):
