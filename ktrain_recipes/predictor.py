@@ -148,12 +148,12 @@ def read_manifest(folder: str | os.PathLike) -> dict:
             f"'{folder}' was saved in predictor format {manifest.get('format_version')}, this version reads "
             f"format {FORMAT_VERSION}: upgrade ktrain_recipes or re-train"
         )
+    _check_versions(folder, manifest.get("versions", {}))
     for name, digest in manifest["files"].items():
         if not (folder / name).is_file():
             raise RecipesError(f"'{folder}' is missing {name}: the predictor is incomplete, re-run train")
         if _sha256(folder / name) != digest:
             raise RecipesError(f"'{folder}/{name}' does not match its checksum (corrupt or edited): re-run train")
-    _check_versions(folder, manifest.get("versions", {}))
     return manifest
 
 

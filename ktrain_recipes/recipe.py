@@ -144,10 +144,10 @@ def run_recipe(
     out = check_out_dir(out, overwrite)  # before any expensive work
     spec = get_spec(model)
     batch_size, lr, epochs = batch_size or spec.batch_size, lr or spec.lr, epochs or spec.epochs
+    model_path = resolve_model(model)
     ds = dataset or load_emotion(data)
     train = sample(ds.texts("train"), ds.labels("train"), limit, seed)
     val = sample(ds.texts("validation"), ds.labels("validation"), eval_limit, seed)
-    model_path = resolve_model(model)
     set_seed(seed)
     maxlen = resolve_maxlen(maxlen, load_tokenizer(model_path), train[0])
     transformer = build_transformer(model_path, maxlen, ds.label_names, batch_size)
