@@ -72,13 +72,17 @@ def build_transformer(model_path: str, maxlen: int, label_names: list[str], batc
     return text.Transformer(model_path, maxlen=maxlen, class_names=list(label_names), batch_size=batch_size)
 
 
-def get_learner(transformer, train: tuple[list, list], val: tuple[list, list], batch_size: int = 32):
+def get_learner(transformer, train: tuple[list, list], val: tuple[list, list], batch_size: int = 32,
+                bucketing: bool = True, seed: int = 42):
     """Preprocess train/validation texts and return a ktrain learner around a fresh classifier.
 
     Args:
       transformer: from ``build_transformer``.
       train, val: (texts, label names) pairs.
       batch_size: training batch size.
+      bucketing: batch texts of similar length, padded per batch (see ``batching``); False pads
+        every text to maxlen, as the original tutorial does.
+      seed: seeds the per-epoch shuffling of the buckets.
     """
     import ktrain
 
@@ -86,6 +90,10 @@ def get_learner(transformer, train: tuple[list, list], val: tuple[list, list], b
     ids = [[names.index(y) for y in labels] for labels in (train[1], val[1])]
     trn = transformer.preprocess_train(list(train[0]), ids[0], verbose=0)
     vdata = transformer.preprocess_test(list(val[0]), ids[1], verbose=0)
+    if bucketing:
+        from .batching import BucketedDataset
+
+        trn, vdata = BucketedDataset(trn, seed), BucketedDataset(vdata, seed)
     model = transformer.get_classifier()
     return ktrain.get_learner(model, train_data=trn, val_data=vdata, batch_size=batch_size)
 
@@ -130,6 +138,7 @@ def run_recipe(
     seed: int = 42,
     lr_find: bool = False,
     overwrite: bool = False,
+    bucketing: bool = True,
     dataset: EmotionData | None = None,
 ) -> dict:
     """Run the whole recipe and save the predictor to ``out``; return its metrics.json content.
@@ -139,7 +148,8 @@ def run_recipe(
       out: predictor folder to create.  maxlen: int or 'auto'.  batch_size, lr, epochs: None = model default.
       limit: train on a stratified sample of this many texts.  eval_limit: same for validation.
       seed: random seed.  lr_find: run the LR finder first and save its plot.
-      overwrite: replace an existing ``out``.  dataset: already-loaded data (skips loading).
+      overwrite: replace an existing ``out``.  bucketing: length-bucketed batches (see ``get_learner``).
+      dataset: already-loaded data (skips loading).
     """
     out = check_out_dir(out, overwrite)  # before any expensive work
     spec = get_spec(model)
@@ -151,7 +161,7 @@ def run_recipe(
     set_seed(seed)
     maxlen = resolve_maxlen(maxlen, load_tokenizer(model_path), train[0])
     transformer = build_transformer(model_path, maxlen, ds.label_names, batch_size)
-    learner = get_learner(transformer, train, val, batch_size)
+    learner = get_learner(transformer, train, val, batch_size, bucketing, seed)
     stage = stage_dir(out)
     try:
         lr_info = _maybe_find_lr(learner, lr_find, stage)
@@ -162,7 +172,7 @@ def run_recipe(
         timing = time_inference(lambda t: predictor.predict(t), val[0])
         metrics.update(
             model=model, model_id=spec.model_id or model, maxlen=maxlen, batch_size=batch_size, lr=lr,
-            epochs=epochs, seed=seed, limit=limit, n_train=len(train[0]), data=ds.source,
+            epochs=epochs, seed=seed, limit=limit, bucketing=bucketing, n_train=len(train[0]), data=ds.source,
             train_seconds=trained["seconds"], train_examples_per_s=len(train[0]) * epochs / trained["seconds"],
             history=trained["history"], inference=timing, inference_ms_per_text=timing["ms_per_text"],
             params=int(learner.model.count_params()), versions=package_versions(), **lr_info,
