@@ -23,7 +23,8 @@ def compare_runs(folder: str | os.PathLike = "runs") -> pd.DataFrame:
     rows = {}
     for path in paths:
         m = json.loads(path.read_text())
-        rows[path.parent.name] = {**m, "params_m": m["params"] / 1e6, "size_mb": folder_size_mb(path.parent, "tf_model*")}
+        size = folder_size_mb(path.parent, "tf_model*")
+        rows[path.parent.name] = {**m, "params_m": m["params"] / 1e6, "size_mb": size}
     return pd.DataFrame.from_dict(rows, orient="index")[COLUMNS].sort_values("accuracy", ascending=False)
 
 
@@ -45,3 +46,121 @@ def recommend(table: pd.DataFrame, tolerance: float = 0.01) -> str:
               if table["smoke"].any() else "")
     return "\n".join([line("best accuracy", best), line("real-time (fastest within 1 point)", fast),
                       line("memory-constrained (smallest within 1 point)", small)]) + caveat
+
+
+class PeakRSS:
+    """Track the peak resident memory (MB) of this process while a block runs, by sampling."""
+
+    def __enter__(self):
+        import threading
+
+        import psutil
+
+        self._proc, self._stop, self.mb = psutil.Process(), threading.Event(), 0.0
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self):
+        while not self._stop.is_set():
+            self.mb = max(self.mb, self._proc.memory_info().rss / 2**20)
+            self._stop.wait(0.05)
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.mb = max(self.mb, self._proc.memory_info().rss / 2**20)
+
+
+TUTORIAL = {"maxlen": 512, "batch_size": 6, "bucketing": False}  # the original tutorial's recipe
+
+
+def _train_row(name: str, out: Path, dataset, model: str, settings: dict, **common) -> tuple[dict, Path]:
+    from .recipe import run_recipe
+
+    with PeakRSS() as rss:
+        m = run_recipe(model, out=out / name, dataset=dataset, overwrite=True, **settings, **common)
+    return {"name": name, "train_examples_per_s": m["train_examples_per_s"], "val_accuracy": m["accuracy"],
+            "val_macro_f1": m["macro_f1"], "latency_p50_ms": m["latency_p50_ms"],
+            "latency_p95_ms": m["inference"]["latency_p95_ms"], "throughput_per_s": m["throughput_per_s"],
+            "size_mb": folder_size_mb(out / name, "tf_model.h5"), "params": m["params"],
+            "peak_rss_mb": rss.mb}, out / name
+
+
+def _inference_row(name: str, load, folder: Path, val: tuple, label_names: list[str], size_pattern: str) -> dict:
+    from .evaluate import evaluate_predictor
+    from .predictor import predict, time_inference
+
+    with PeakRSS() as rss:
+        predictor = load()
+        m = evaluate_predictor(lambda t: predict(predictor, t), *val, label_names)
+        timing = time_inference(lambda t: predict(predictor, t), val[0])
+    params = json.loads((folder / METRICS).read_text()).get("params")
+    return {"name": name, "train_examples_per_s": None, "val_accuracy": m["accuracy"], "val_macro_f1": m["macro_f1"],
+            "latency_p50_ms": timing["latency_p50_ms"], "latency_p95_ms": timing["latency_p95_ms"],
+            "throughput_per_s": timing["throughput_per_s"], "size_mb": folder_size_mb(folder, size_pattern),
+            "params": params, "peak_rss_mb": rss.mb}
+
+
+def run_bench(model: str = "minilm", data: str | None = None, limit: int | None = 600, eval_limit: int | None = None,
+              epochs: int = 2, predictor: str | None = None, out: str | os.PathLike = "runs/bench",
+              assets: str | os.PathLike = "assets", seed: int = 42) -> dict:
+    """Benchmark side by side, in one process, on the same data and model; write bench.json/.md and a chart.
+
+    Rows: (a) the tutorial's recipe (maxlen 512, batch 6, no bucketing) against (b) this package's default,
+    trained on the same ``limit`` texts; (c) the plain ktrain predictor against (d) the int8 ONNX fast path,
+    both for ``predictor`` when given (e.g. a full-data run) and otherwise for (b)'s predictor.
+    """
+    from .data import load_emotion, sample
+    from .fast import export_onnx, load_fast_predictor
+    from .predictor import load_predictor
+
+    out = Path(out)
+    ds = load_emotion(data)
+    common = dict(limit=limit, eval_limit=eval_limit, epochs=epochs, seed=seed)
+    tutorial, _ = _train_row("a_tutorial_recipe", out, ds, model, TUTORIAL, **common)
+    default, default_dir = _train_row("b_default_recipe", out, ds, model, {}, **common)
+    target = Path(predictor) if predictor else default_dir
+    export_onnx(target)
+    val = sample(ds.texts("validation"), ds.labels("validation"), eval_limit, seed)
+    names = json.loads((target / METRICS).read_text())["label_names"]
+    plain = _inference_row("c_ktrain_predictor", lambda: load_predictor(target), target, val, names, "tf_model.h5")
+    fast = _inference_row("d_onnx_int8", lambda: load_fast_predictor(target), target, val, names, "model.int8.onnx")
+    rows = [tutorial, default, plain, fast]
+    result = {"rows": rows, "ratios": _ratios(*rows), "settings": {**common, "model": model, "predictor": str(target)}}
+    _write_bench(result, out, Path(assets))
+    return result
+
+
+def _ratios(a: dict, b: dict, c: dict, d: dict) -> dict:
+    return {"train_speedup": b["train_examples_per_s"] / a["train_examples_per_s"],
+            "latency_speedup": c["latency_p50_ms"] / d["latency_p50_ms"],
+            "throughput_speedup": d["throughput_per_s"] / c["throughput_per_s"],
+            "size_ratio": d["size_mb"] / c["size_mb"],
+            "accuracy_delta": d["val_accuracy"] - c["val_accuracy"]}
+
+
+def bench_table(rows: list[dict]) -> str:
+    """Return the benchmark rows as a markdown table."""
+    keys = list(rows[0])
+    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    for row in rows:
+        lines.append("| " + " | ".join(_fmt(row[k]) for k in keys) + " |")
+    return "\n".join(lines)
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def _write_bench(result: dict, out: Path, assets: Path) -> None:
+    from .plots import plot_bench, save_figure
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench.json").write_text(json.dumps(result, indent=2))
+    ratios = "\n".join(f"- {k}: {v:.3g}" for k, v in result["ratios"].items())
+    (out / "bench.md").write_text(bench_table(result["rows"]) + "\n\n" + ratios + "\n")
+    save_figure(plot_bench(result["rows"]), assets / "bench.png")
+    print((out / "bench.md").read_text())

@@ -44,14 +44,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split", default="validation", choices=["validation", "test"])
     p.add_argument("--limit", type=int, help="score a stratified sample of N texts")
     p.add_argument("--json", help="also write the metrics to this JSON file")
+    p.add_argument("--fast", action="store_true", help="use the exported int8 ONNX model (see export)")
 
     p = sub.add_parser("predict", help="classify texts with a saved predictor")
     p.add_argument("--predictor", required=True)
     p.add_argument("texts", nargs="*", metavar="TEXT")
     p.add_argument("--input", help="file with one text per line, or a CSV with a text column")
     p.add_argument("--proba", action="store_true", help="also print each label's probability")
+    p.add_argument("--fast", action="store_true", help="use the exported int8 ONNX model (see export)")
+
+    p = sub.add_parser("export", help="add ONNX fp32 and int8 copies of a saved predictor's model to its folder")
+    p.add_argument("--predictor", required=True)
+    p.add_argument("--no-quantize", action="store_true", help="write only the fp32 ONNX model")
 
     sub.add_parser("models", help="list the model registry")
+
+    p = sub.add_parser("bench", help="tutorial recipe vs default recipe, ktrain predictor vs int8 ONNX")
+    p.add_argument("--model", default="minilm")
+    p.add_argument("--data")
+    p.add_argument("--limit", type=int, default=600, help="training texts for both recipes (default 600)")
+    p.add_argument("--eval-limit", type=int, help="validation texts (default: all)")
+    p.add_argument("--epochs", type=int, default=2)
+    p.add_argument("--predictor", help="benchmark inference on this saved predictor (default: the default recipe's)")
+    p.add_argument("--out", default="runs/bench", help="where bench.json, bench.md and the runs go")
+    p.add_argument("--assets", default="assets", help="where the chart bench.png goes")
+    p.add_argument("--seed", type=int, default=42)
     return parser
 
 
@@ -66,7 +83,7 @@ def cmd_train(args) -> None:
 def cmd_evaluate(args) -> None:
     from .evaluate import evaluate_saved, format_report
 
-    metrics = evaluate_saved(args.predictor, data=args.data, split=args.split, limit=args.limit)
+    metrics = evaluate_saved(args.predictor, data=args.data, split=args.split, limit=args.limit, fast=args.fast)
     print(format_report(metrics))
     if args.json:
         with open(args.json, "w") as f:
@@ -75,12 +92,12 @@ def cmd_evaluate(args) -> None:
 
 def cmd_predict(args) -> None:
     from .data import read_texts
-    from .predictor import load_predictor, predict
+    from .predictor import load_any_predictor, predict
 
     if bool(args.texts) == bool(args.input):
         raise RecipesError("give either TEXT arguments or --input FILE (one of them)")
     texts = read_texts(args.input) if args.input else args.texts
-    predictor = load_predictor(args.predictor)
+    predictor = load_any_predictor(args.predictor, args.fast)
     if args.proba:
         names = predictor.get_classes()
         for text, row in zip(texts, predict(predictor, texts, proba=True)):
@@ -91,6 +108,20 @@ def cmd_predict(args) -> None:
             print(f"{label}\t{text}")
 
 
+def cmd_export(args) -> None:
+    from .fast import export_onnx
+
+    for kind, path in export_onnx(args.predictor, quantize=not args.no_quantize).items():
+        print(f"{kind}: {path} ({path.stat().st_size / 1e6:.1f} MB)")
+
+
+def cmd_bench(args) -> None:
+    from .bench import run_bench
+
+    run_bench(model=args.model, data=args.data, limit=args.limit, eval_limit=args.eval_limit, epochs=args.epochs,
+              predictor=args.predictor, out=args.out, assets=args.assets, seed=args.seed)
+
+
 def cmd_models(args) -> None:
     from .models import list_models
 
@@ -99,7 +130,8 @@ def cmd_models(args) -> None:
         print(f"{s.name:<11}{s.model_id:<40}{s.params:>7}{s.batch_size:>7}{s.lr:>9.0e}{s.epochs:>8}  {s.note}")
 
 
-COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict, "models": cmd_models}
+COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict, "export": cmd_export,
+            "models": cmd_models, "bench": cmd_bench}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -80,7 +80,7 @@ def load_local(folder: Path) -> EmotionData:
         )
     raw = {split: _read_file(path) for split, path in files.items()}
     names = _label_names(raw)
-    for split, (texts, labels, where) in raw.items():
+    for _texts, labels, where in raw.values():
         for i, label in enumerate(labels):
             if label not in names:
                 raise RecipesError(f"{where(i)}: unknown label '{label}' (known: {', '.join(names)})")

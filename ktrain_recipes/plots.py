@@ -98,3 +98,20 @@ def plot_latency_vs_accuracy(table, x: str = "latency_p50_ms", y: str = "accurac
     ax.margins(0.2)
     plt.close(fig)
     return fig
+
+
+def plot_bench(rows: list[dict]):
+    """Bar charts of the benchmark: training throughput, inference throughput and single-text latency."""
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    panels = [("train_examples_per_s", "training examples/s"), ("throughput_per_s", "inference texts/s"),
+              ("latency_p50_ms", "single-text latency p50 (ms)")]
+    for ax, (key, title) in zip(axes, panels):
+        kept = [r for r in rows if r.get(key) is not None]
+        ax.barh([r["name"] for r in kept], [r[key] for r in kept], color="steelblue")
+        for i, r in enumerate(kept):
+            ax.annotate(f"{r[key]:.3g}", (r[key], i), va="center", fontsize=8)
+        ax.set(title=title)
+        ax.invert_yaxis()
+    fig.tight_layout()
+    plt.close(fig)
+    return fig

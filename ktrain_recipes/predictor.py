@@ -177,6 +177,15 @@ def load_predictor(folder: str | os.PathLike, batch_size: int = 32):
     return predictor
 
 
+def load_any_predictor(folder: str | os.PathLike, fast: bool = False):
+    """Load the ktrain predictor, or with ``fast`` its int8 ONNX copy (same predict interface)."""
+    if fast:
+        from .fast import load_fast_predictor
+
+        return load_fast_predictor(folder)
+    return load_predictor(folder)
+
+
 def check_texts(texts) -> list[str]:
     """Validate prediction input: a non-empty list of non-blank strings.
 

@@ -52,7 +52,8 @@ LOOK = [
     ("md", "Tweets are short. The original tutorial pads every text to 512 tokens; `MAXLEN='auto'` picks the "
            "99.9th percentile of the training texts' token lengths instead, so almost nothing is truncated "
            "and far less compute goes to padding."),
-    ("code", "model_path = kr.resolve_model(MODEL_NAME)\ntokenizer = kr.load_tokenizer(model_path)\n"
+    ("code", "model_path = kr.resolve_model(MODEL_NAME)\n"
+             "tokenizer = kr.load_tokenizer(model_path)\n"
              "maxlen = kr.resolve_maxlen(MAXLEN, tokenizer, train[0])\n"
              "kr.plot_token_lengths(kr.token_lengths(tokenizer, train[0]), maxlen)"),
 ]
@@ -82,7 +83,8 @@ MODEL_STEPS = [
     ("code", "timing = kr.time_inference(lambda t: kr.predict(predictor, t), val[0])\npd.Series(timing).round(2)"),
     ("md", "## 7. Save, reload and predict\nThe predictor folder holds the model, tokenizer, `metrics.json` and a "
            "manifest with file hashes; it is written atomically."),
-    ("code", "kr.record_run(metrics, model=MODEL_NAME, trained=trained, timing=timing, learner=learner, maxlen=maxlen,\n"
+    ("code", "kr.record_run(metrics, model=MODEL_NAME, trained=trained, timing=timing, learner=learner, "
+             "maxlen=maxlen,\n"
              "              batch_size=BATCH_SIZE, lr=LR, epochs=EPOCHS, seed=SEED, n_train=len(train[0]), "
              "data=ds.source)\n"
              "kr.save_predictor(predictor, OUT, metrics, overwrite=True)"),
