@@ -11,12 +11,12 @@ from .errors import RecipesError
 
 
 def _maxlen(value: str) -> int | str:
-    if value == "auto":
+    if value in ("auto", "max"):
         return value
     try:
         return int(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be 'auto' or an integer, got {value!r}") from None
+        raise argparse.ArgumentTypeError(f"must be 'auto', 'max' or an integer, got {value!r}") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default="minilm", help="registry name, hub id or local folder (default minilm)")
     p.add_argument("--data", help="local emotion folder (default: $EMOTION_DATA, else the hub)")
     p.add_argument("--out", required=True, help="predictor folder to create")
-    p.add_argument("--maxlen", type=_maxlen, default="auto", help="'auto' (from the data) or tokens")
+    p.add_argument("--maxlen", type=_maxlen, default="auto",
+                   help="'auto' (from the data), 'max' (the model's limit) or a number of tokens")
     p.add_argument("--batch-size", type=int, help="default: the model's registry default")
     p.add_argument("--lr", type=float, help="peak learning rate for fit_onecycle (default: registry)")
     p.add_argument("--epochs", type=int, help="default: the model's registry default")
@@ -37,6 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--lr-find", action="store_true", help="run the LR finder first; saves lr_find.png")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
+    p.add_argument("--resume", action="store_true",
+                   help="continue from the checkpoint an interrupted run left; with --epochs 0, just save it")
 
     p = sub.add_parser("evaluate", help="score a saved predictor")
     p.add_argument("--predictor", required=True)
@@ -77,7 +80,7 @@ def cmd_train(args) -> None:
 
     run_recipe(model=args.model, data=args.data, out=args.out, maxlen=args.maxlen, batch_size=args.batch_size,
                lr=args.lr, epochs=args.epochs, limit=args.limit, eval_limit=args.eval_limit, seed=args.seed,
-               lr_find=args.lr_find, overwrite=args.overwrite)
+               lr_find=args.lr_find, overwrite=args.overwrite, resume=args.resume)
 
 
 def cmd_evaluate(args) -> None:

@@ -51,13 +51,16 @@ def load_tokenizer(model_path: str):
 
 
 def resolve_maxlen(maxlen: int | str, tokenizer, texts: list[str], verbose: bool = True) -> int:
-    """Return maxlen as an int: ``'auto'`` picks it from the training texts' token lengths."""
+    """Return maxlen as an int: ``'auto'`` picks it from the training texts' token lengths,
+    ``'max'`` is the model's limit (512 for BERT: what the original tutorial used)."""
     cap = min(512, getattr(tokenizer, "model_max_length", 512) or 512)
     lengths = token_lengths(tokenizer, texts)
     if maxlen == "auto":
         maxlen = choose_maxlen(lengths, cap)
+    elif maxlen == "max":
+        maxlen = cap
     elif not isinstance(maxlen, int) or not 8 <= maxlen <= cap:
-        raise RecipesError(f"maxlen must be 'auto' or an integer from 8 to {cap}, got {maxlen!r}")
+        raise RecipesError(f"maxlen must be 'auto', 'max' or an integer from 8 to {cap}, got {maxlen!r}")
     if verbose:
         over = sum(n > maxlen for n in lengths)
         print(f"maxlen {maxlen}: {over} of {len(lengths)} training texts are longer and get truncated "
@@ -110,12 +113,34 @@ def find_lr(learner, max_epochs: int = 1) -> dict:
     return {"lrs": lrs, "losses": losses, "suggested_lr": lrs[best] / 10}
 
 
-def fit(learner, lr: float, epochs: int) -> dict:
-    """Train with the one-cycle policy; return the per-epoch history and the training seconds."""
-    start = time.perf_counter()
-    history = learner.fit_onecycle(lr, epochs)
+def fit(learner, lr: float, epochs: int, checkpoint: str | os.PathLike | None = None,
+        callbacks: list | None = None) -> dict:
+    """Train with the one-cycle policy; return the per-epoch history, training seconds and whether interrupted.
+
+    Args:
+      learner: from ``get_learner``.  lr: peak learning rate.  epochs: epochs to train.
+      checkpoint: a ``.h5`` file that keeps the weights of the best epoch so far (lowest validation loss).
+        Then Ctrl-C (KeyboardInterrupt) stops training and restores those weights instead of losing the run.
+      callbacks: extra Keras callbacks.
+    """
+    import tensorflow as tf
+
+    callbacks = list(callbacks or [])
+    if checkpoint:
+        callbacks.append(tf.keras.callbacks.ModelCheckpoint(
+            str(checkpoint), monitor="val_loss", save_best_only=True, save_weights_only=True))
+    start, interrupted = time.perf_counter(), False
+    try:
+        learner.fit_onecycle(lr, epochs, callbacks=callbacks)
+    except KeyboardInterrupt:
+        if not (checkpoint and Path(checkpoint).exists()):
+            raise  # no epoch finished: nothing worth keeping
+        learner.model.load_weights(str(checkpoint))
+        interrupted = True
+        print(f"\ninterrupted: restored the best epoch so far (kept in {checkpoint})")
     seconds = time.perf_counter() - start
-    return {"history": {k: [float(v) for v in vals] for k, vals in history.history.items()}, "seconds": seconds}
+    history = {k: [float(v) for v in vals] for k, vals in learner.model.history.history.items()}
+    return {"history": history, "seconds": seconds, "interrupted": interrupted}
 
 
 def get_predictor(learner, transformer, batch_size: int = 32):
@@ -132,10 +157,11 @@ def record_run(metrics: dict, *, model: str, trained: dict, timing: dict, learne
       metrics: from ``evaluate_predictor``.  model: the name asked for.  trained: from ``fit``.
       timing: from ``time_inference``.  learner: the trained learner.  settings: maxlen, lr, ... as used.
     """
-    n_train = settings.get("n_train", 0)
+    epochs_done = len(trained["history"].get("loss", []))
     metrics.update(
         model=model, model_id=get_spec(model).model_id or model, smoke="tiny-" in str(model), **settings,
-        train_seconds=trained["seconds"], train_examples_per_s=n_train * settings.get("epochs", 1) / trained["seconds"],
+        interrupted=trained.get("interrupted", False), epochs_completed=epochs_done, train_seconds=trained["seconds"],
+        train_examples_per_s=settings.get("n_train", 0) * epochs_done / trained["seconds"] if epochs_done else None,
         history=trained["history"], inference=timing, inference_ms_per_text=timing["ms_per_text"],
         latency_p50_ms=timing["latency_p50_ms"], throughput_per_s=timing["throughput_per_s"],
         params=int(learner.model.count_params()), versions=package_versions(),
@@ -157,6 +183,7 @@ def run_recipe(
     lr_find: bool = False,
     overwrite: bool = False,
     bucketing: bool = True,
+    resume: bool = False,
     dataset: EmotionData | None = None,
 ) -> dict:
     """Run the whole recipe and save the predictor to ``out``; return its metrics.json content.
@@ -167,11 +194,17 @@ def run_recipe(
       limit: train on a stratified sample of this many texts.  eval_limit: same for validation.
       seed: random seed.  lr_find: run the LR finder first and save its plot.
       overwrite: replace an existing ``out``.  bucketing: length-bucketed batches (see ``get_learner``).
+      resume: start from the checkpoint an interrupted or killed run left (``.<out>.checkpoint.h5``) and
+        train ``epochs`` more; ``epochs=0`` just saves the checkpoint as a predictor.
       dataset: already-loaded data (skips loading).
     """
-    out = check_out_dir(out, overwrite)  # before any expensive work
+    out = check_out_dir(out, overwrite or resume)  # before any expensive work
     spec = get_spec(model)
-    batch_size, lr, epochs = batch_size or spec.batch_size, lr or spec.lr, epochs or spec.epochs
+    batch_size, lr = batch_size or spec.batch_size, lr or spec.lr
+    epochs = spec.epochs if epochs is None else epochs
+    checkpoint = out.parent / f".{out.name}.checkpoint.h5"
+    if resume and not checkpoint.exists():
+        raise RecipesError(f"nothing to resume: no checkpoint {checkpoint} (it exists after an interrupted run)")
     model_path = resolve_model(model)
     ds = dataset or load_emotion(data)
     train = sample(ds.texts("train"), ds.labels("train"), limit, seed)
@@ -180,10 +213,12 @@ def run_recipe(
     maxlen = resolve_maxlen(maxlen, load_tokenizer(model_path), train[0])
     transformer = build_transformer(model_path, maxlen, ds.label_names, batch_size)
     learner = get_learner(transformer, train, val, batch_size, bucketing, seed)
+    if resume:
+        learner.model.load_weights(str(checkpoint))
     stage = stage_dir(out)
     try:
         lr_info = _maybe_find_lr(learner, lr_find, stage)
-        trained = fit(learner, lr, epochs)
+        trained = fit(learner, lr, epochs, checkpoint) if epochs else {"history": {}, "seconds": 0.0}
         predictor = get_predictor(learner, transformer, batch_size)
         metrics = evaluate_predictor(lambda t: predict(predictor, t), val[0], val[1], ds.label_names)
         print(format_report(metrics))
@@ -192,7 +227,9 @@ def run_recipe(
                    trained=trained, timing=timing, learner=learner, n_train=len(train[0]), data=ds.source,
                    limit=limit, bucketing=bucketing, **lr_info)
         save_figure(plot_confusion_matrix(metrics), stage / "confusion_matrix.png")
-        save_predictor(predictor, out, metrics, stage=stage, overwrite=overwrite)
+        save_predictor(predictor, out, metrics, stage=stage, overwrite=overwrite or resume)
+        if not trained.get("interrupted"):
+            checkpoint.unlink(missing_ok=True)  # kept after Ctrl-C, for --resume
     except BaseException:
         import shutil
 

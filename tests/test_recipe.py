@@ -65,3 +65,41 @@ def test_refuses_non_empty_out_before_training(tmp_path, small_data):
     with pytest.raises(RecipesError, match="not empty.*--overwrite"):
         kr.run_recipe("minilm", data=str(small_data), out=tmp_path)
     assert (tmp_path / "keep.txt").read_text() == "precious"
+
+
+def test_ctrl_c_keeps_the_best_epoch_and_resume_saves_it(tiny_models, small_data, tmp_path):
+    import numpy as np
+    import tensorflow as tf
+
+    class CtrlCInSecondEpoch(tf.keras.callbacks.Callback):
+        epoch = 0
+
+        def on_epoch_begin(self, epoch, logs=None):
+            self.epoch = epoch
+
+        def on_epoch_end(self, epoch, logs=None):
+            self.best = [w.copy() for w in self.model.get_weights()]  # one epoch: it is the best
+
+        def on_train_batch_end(self, batch, logs=None):
+            if self.epoch == 1 and batch == 2:
+                raise KeyboardInterrupt
+
+    ds = kr.load_emotion(small_data)
+    tok = kr.load_tokenizer(tiny_models["electra"])
+    t = kr.build_transformer(tiny_models["electra"], kr.resolve_maxlen("auto", tok, ds.texts("train")),
+                             ds.label_names, 16)
+    learner = kr.get_learner(t, (ds.texts("train"), ds.labels("train")),
+                             (ds.texts("validation"), ds.labels("validation")), 16)
+    checkpoint = tmp_path / ".run.checkpoint.h5"
+    ctrl_c = CtrlCInSecondEpoch()
+    trained = kr.fit(learner, 1e-3, 3, checkpoint, callbacks=[ctrl_c])
+    assert trained["interrupted"] and len(trained["history"]["loss"]) == 1
+    # the weights are those at the end of epoch 1, not the half-trained ones of epoch 2
+    assert all(np.array_equal(a, b) for a, b in zip(ctrl_c.best, learner.model.get_weights()))
+
+    with pytest.raises(RecipesError, match="nothing to resume"):
+        kr.run_recipe(tiny_models["electra"], data=str(small_data), out=tmp_path / "other", resume=True)
+    metrics = kr.run_recipe(tiny_models["electra"], data=str(small_data), out=tmp_path / "run", epochs=0,
+                            batch_size=16, resume=True)
+    assert metrics["epochs_completed"] == 0 and kr.load_predictor(tmp_path / "run")
+    assert not checkpoint.exists()  # a completed save clears the checkpoint

@@ -1,0 +1,44 @@
+import json
+
+import pytest
+
+from ktrain_recipes import cli, compare_runs, recommend
+from ktrain_recipes.bench import PeakRSS, run_bench
+
+ROW_KEYS = ["name", "train_examples_per_s", "val_accuracy", "val_macro_f1", "latency_p50_ms", "latency_p95_ms",
+            "throughput_per_s", "size_mb", "params", "peak_rss_mb"]
+
+
+def test_bench_tiny_mode_writes_json_table_and_chart(tiny_models, small_data, tmp_path):
+    result = run_bench(model=tiny_models["bert"], data=str(small_data), limit=48, eval_limit=30, epochs=1,
+                       out=tmp_path / "bench", assets=tmp_path / "assets")
+    saved = json.loads((tmp_path / "bench" / "bench.json").read_text())
+    assert saved["ratios"] == pytest.approx(result["ratios"])
+    assert [r["name"] for r in saved["rows"]] == ["a_tutorial_recipe", "b_default_recipe", "c_ktrain_predictor",
+                                                  "d_onnx_int8"]
+    for row in saved["rows"]:
+        assert list(row) == ROW_KEYS and row["peak_rss_mb"] > 100
+    a, b, c, d = saved["rows"]
+    assert saved["ratios"]["train_speedup"] == pytest.approx(b["train_examples_per_s"] / a["train_examples_per_s"])
+    assert saved["ratios"]["size_ratio"] == pytest.approx(d["size_mb"] / c["size_mb"]) and d["size_mb"] < c["size_mb"]
+    assert set(saved["ratios"]) == {"train_speedup", "latency_speedup", "throughput_speedup", "size_ratio",
+                                    "accuracy_delta"}
+    assert "| a_tutorial_recipe |" in (tmp_path / "bench" / "bench.md").read_text()
+    assert (tmp_path / "assets" / "bench.png").stat().st_size > 1000
+    table = compare_runs(tmp_path / "bench")  # the two trained recipes, read from their metrics.json
+    assert set(table.index) == {"a_tutorial_recipe", "b_default_recipe"} and table["smoke"].all()
+    assert "best accuracy" in recommend(table) and "smoke runs" in recommend(table)
+
+
+def test_peak_rss_sees_an_allocation():
+    with PeakRSS() as rss:
+        block = bytearray(200 * 2**20)
+        block[::4096] = b"x" * len(block[::4096])
+    assert rss.mb > 200
+
+
+def test_bench_cli_delegates(monkeypatch):
+    seen = {}
+    monkeypatch.setattr("ktrain_recipes.bench.run_bench", lambda **kw: seen.update(kw))
+    assert cli.main(["bench", "--limit", "10", "--epochs", "1", "--predictor", "p"]) == 0
+    assert seen["limit"] == 10 and seen["epochs"] == 1 and seen["predictor"] == "p" and seen["model"] == "minilm"

@@ -1,0 +1,41 @@
+import shutil
+
+import numpy as np
+import pytest
+
+import ktrain_recipes as kr
+from ktrain_recipes import RecipesError, cli
+from ktrain_recipes.fast import export_onnx, load_fast_predictor
+from ktrain_recipes.predictor import read_manifest
+
+
+@pytest.fixture(scope="module")
+def exported(tiny_predictor, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("fast") / "pred"
+    shutil.copytree(tiny_predictor, folder)
+    with pytest.raises(RecipesError, match="run `python -m ktrain_recipes export"):
+        load_fast_predictor(folder)
+    export_onnx(folder)
+    return folder
+
+
+def test_export_writes_both_models_into_the_predictor_and_its_manifest(exported):
+    files = read_manifest(exported)["files"]  # also re-checks every hash
+    assert {"model.onnx", "model.int8.onnx"} <= set(files)
+    assert (exported / "model.int8.onnx").stat().st_size < (exported / "model.onnx").stat().st_size
+
+
+def test_onnx_matches_ktrain(exported, emotion):
+    texts = emotion.texts("validation")[:64]
+    reference = kr.predict(kr.load_predictor(exported), texts, proba=True)
+    fp32 = kr.predict(load_fast_predictor(exported, int8=False), texts, proba=True)
+    int8 = kr.predict(load_fast_predictor(exported), texts, proba=True)
+    assert np.abs(reference - fp32).max() < 1e-4
+    assert np.abs(reference - int8).max() < 0.05 and int8.shape == (64, 6)
+
+
+def test_cli_fast_flags(exported, small_data, capsys):
+    assert cli.main(["predict", "--predictor", str(exported), "--fast", "i am happy"]) == 0
+    assert capsys.readouterr().out.strip().endswith("\ti am happy")
+    assert cli.main(["evaluate", "--predictor", str(exported), "--fast", "--data", str(small_data)]) == 0
+    assert "accuracy" in capsys.readouterr().out
