@@ -1,0 +1,52 @@
+"""Keep committed notebook outputs honest and portable.
+
+`python notebooks/clean_outputs.py NOTEBOOK [--keep-all]` drops stderr streams (TensorFlow's start-up
+log, which names machine paths) and, unless --keep-all (used for real runs), every output except the
+`# NBVAL_CHECK_OUTPUT` cells', whose deterministic output nbval compares in smoke mode. Progress bars
+(thousands of \\r/\\b updates) are collapsed to what a terminal would finally show.
+"""
+
+import sys
+
+import nbformat
+
+
+def render(text: str) -> str:
+    """Apply carriage returns and backspaces as a terminal would."""
+    lines, line = [], []
+    for ch in text:
+        if ch == "\n":
+            lines.append("".join(line))
+            line = []
+        elif ch == "\r":
+            line = []
+        elif ch == "\b":
+            line = line[:-1]
+        else:
+            line.append(ch)
+    return "\n".join(lines + ["".join(line)])
+
+
+def merge_streams(outputs: list) -> list:
+    merged = []
+    for out in outputs:
+        if out.output_type == "stream" and merged and merged[-1].output_type == "stream" \
+                and merged[-1].name == out.name:
+            merged[-1].text += out.text
+        else:
+            merged.append(out)
+    for out in merged:
+        if out.output_type == "stream":
+            out.text = render(out.text)
+    return merged
+
+
+path, keep_all = sys.argv[1], "--keep-all" in sys.argv
+nb = nbformat.read(path, as_version=4)
+for cell in nb.cells:
+    if cell.cell_type != "code":
+        continue
+    if not keep_all and not cell.source.startswith("# NBVAL_CHECK_OUTPUT"):
+        cell.outputs, cell.execution_count = [], None
+    cell.outputs = merge_streams([o for o in cell.outputs if not (o.output_type == "stream" and o.name == "stderr")])
+nbformat.write(nb, path)
