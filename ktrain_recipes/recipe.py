@@ -94,9 +94,9 @@ def get_learner(transformer, train: tuple[list, list], val: tuple[list, list], b
     trn = transformer.preprocess_train(list(train[0]), ids[0], verbose=0)
     vdata = transformer.preprocess_test(list(val[0]), ids[1], verbose=0)
     if bucketing:
-        from .batching import BucketedDataset
+        from .batching import bucket_batches
 
-        trn, vdata = BucketedDataset(trn, seed), BucketedDataset(vdata, seed)
+        trn, vdata = bucket_batches(trn, seed), bucket_batches(vdata, seed)
     model = transformer.get_classifier()
     return ktrain.get_learner(model, train_data=trn, val_data=vdata, batch_size=batch_size)
 
