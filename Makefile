@@ -39,8 +39,8 @@ test: $(VENV)/.installed-dev lint
 	$(BIN)/python -m pytest tests
 	KTRAIN_RECIPES_SMOKE=1 $(BIN)/python -m pytest --nbval-lax --nbval-current-env notebooks
 
-# Rewrite the notebooks from notebooks/build_notebooks.py and refresh the outputs nbval checks (smoke mode).
-# The quickstart keeps its committed real-run outputs (see notebooks/execute.py).
+# Rewrite the notebooks from notebooks/build_notebooks.py and re-run 01-06 in smoke mode, keeping their
+# (labelled) outputs. The quickstart keeps its committed real-run outputs (see notebooks/execute.py).
 SMOKE_NOTEBOOKS := $(filter-out notebooks/00_quickstart.ipynb,$(wildcard notebooks/0*.ipynb))
 notebooks: $(VENV)/.installed-dev
 	$(BIN)/python notebooks/build_notebooks.py

@@ -62,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("models", help="list the model registry")
 
+    p = sub.add_parser("compare", help="saved runs side by side (from their metrics.json), with a chart")
+    p.add_argument("--runs", default="runs", help="folder holding one predictor folder per run")
+    p.add_argument("--chart", help="save the latency vs accuracy chart here (PNG)")
+
     p = sub.add_parser("bench", help="tutorial recipe vs default recipe, ktrain predictor vs int8 ONNX")
     p.add_argument("--model", default="minilm")
     p.add_argument("--data")
@@ -118,6 +122,12 @@ def cmd_export(args) -> None:
         print(f"{kind}: {path} ({path.stat().st_size / 1e6:.1f} MB)")
 
 
+def cmd_compare(args) -> None:
+    from .bench import write_comparison
+
+    write_comparison(args.runs, args.chart)
+
+
 def cmd_bench(args) -> None:
     from .bench import run_bench
 
@@ -134,7 +144,7 @@ def cmd_models(args) -> None:
 
 
 COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict, "export": cmd_export,
-            "models": cmd_models, "bench": cmd_bench}
+            "models": cmd_models, "compare": cmd_compare, "bench": cmd_bench}
 
 
 def main(argv: list[str] | None = None) -> int:

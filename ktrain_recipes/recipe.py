@@ -128,13 +128,18 @@ def fit(learner, lr: float, epochs: int, checkpoint: str | os.PathLike | None = 
     """
     import tensorflow as tf
 
-    callbacks = list(callbacks or [])
+    timer = _epoch_timer()
+    callbacks = list(callbacks or []) + [timer]
     if checkpoint:
         callbacks.append(tf.keras.callbacks.ModelCheckpoint(
             str(checkpoint), monitor="val_loss", save_best_only=True, save_weights_only=True))
     start, interrupted = time.perf_counter(), False
     try:
         learner.fit_onecycle(lr, epochs, callbacks=callbacks)
+    except tf.errors.ResourceExhaustedError:
+        size = learner.batch_size
+        raise RecipesError(f"out of memory at batch size {size}: try --batch-size {max(1, size // 2)} "
+                           "(or a smaller --maxlen)") from None
     except KeyboardInterrupt:
         if not (checkpoint and Path(checkpoint).exists()):
             raise  # no epoch finished: nothing worth keeping
@@ -143,7 +148,31 @@ def fit(learner, lr: float, epochs: int, checkpoint: str | os.PathLike | None = 
         print(f"\ninterrupted: restored the best epoch so far (kept in {checkpoint})")
     seconds = time.perf_counter() - start
     history = {k: [float(v) for v in vals] for k, vals in learner.model.history.history.items()}
-    return {"history": history, "seconds": seconds, "interrupted": interrupted}
+    return {"history": history, "seconds": seconds, "epoch_seconds": timer.seconds, "interrupted": interrupted}
+
+
+def _epoch_timer():
+    """A Keras callback recording each epoch's wall-clock seconds (TensorFlow is imported lazily)."""
+    import tensorflow as tf
+
+    class EpochTimer(tf.keras.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self.seconds: list[float] = []
+
+        def on_epoch_begin(self, epoch, logs=None):
+            self._start = time.perf_counter()
+
+        def on_epoch_end(self, epoch, logs=None):
+            self.seconds.append(time.perf_counter() - self._start)
+
+    return EpochTimer()
+
+
+def steady_examples_per_s(n_train: int, epoch_seconds: list[float]) -> float | None:
+    """Training examples/s after warm-up: epochs 2+ (the first also traces the graph for each batch shape)."""
+    steady = epoch_seconds[1:] or epoch_seconds
+    return n_train * len(steady) / sum(steady) if steady else None
 
 
 def get_predictor(learner, transformer, batch_size: int = 32):
@@ -160,11 +189,11 @@ def record_run(metrics: dict, *, model: str, trained: dict, timing: dict, learne
       metrics: from ``evaluate_predictor``.  model: the name asked for.  trained: from ``fit``.
       timing: from ``time_inference``.  learner: the trained learner.  settings: maxlen, lr, ... as used.
     """
-    epochs_done = len(trained["history"].get("loss", []))
+    epochs_done = len(trained.get("epoch_seconds", []))
     metrics.update(
         model=model, model_id=get_spec(model).model_id or Path(model).name, smoke="tiny-" in str(model), **settings,
         interrupted=trained.get("interrupted", False), epochs_completed=epochs_done, train_seconds=trained["seconds"],
-        train_examples_per_s=settings.get("n_train", 0) * epochs_done / trained["seconds"] if epochs_done else None,
+        train_examples_per_s=steady_examples_per_s(settings.get("n_train", 0), trained.get("epoch_seconds", [])),
         history=trained["history"], inference=timing, inference_ms_per_text=timing["ms_per_text"],
         latency_p50_ms=timing["latency_p50_ms"], throughput_per_s=timing["throughput_per_s"],
         params=int(learner.model.count_params()), versions=package_versions(),

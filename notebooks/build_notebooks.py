@@ -40,6 +40,8 @@ kr.setup_notebook()"""
 
 SMOKE_NOTE = ("Under `make test` (`KTRAIN_RECIPES_SMOKE=1`) the parameters switch to a smoke run: {what}. "
               "Its figures only show that every cell runs; they are not results.")
+SMOKE_OUTPUTS = ("\n\n> **The outputs saved in this file come from a CI smoke run** (tiny random models, 200 texts, "
+                 "on a CPU): they show what each cell draws, not results. Real figures: `docs/results.md`.")
 
 LOOK = [
     ("md", "## 1. Load emotion and look at it\n`DATA=None` loads `dair-ai/emotion` from the hub; a folder (or the "
@@ -121,7 +123,8 @@ if kr.smoke_mode():  # CI: a tiny random {title} and a slice of the data (see th
     intro = (f"# Fine-tune {title} on emotion with ktrain\n{badge(name)}\n\n"
              f"Fine-tune `{model_id}` to tell six emotions apart in tweets (sadness, joy, love, anger, fear, "
              "surprise), following ktrain's steps: build, find a learning rate, `fit_onecycle`, validate, "
-             "predict, save and reload. On a Colab GPU the full run takes minutes; on a CPU use `SAMPLE_SIZE`.")
+             "predict, save and reload. On a Colab GPU the full run takes minutes; on a CPU use `SAMPLE_SIZE`."
+             + SMOKE_OUTPUTS)
     return [
         ("md", intro), ("code", INSTALL),
         ("md", "## 0. Check the runtime\nA GPU makes BERT-size models practical; without one, shrink `SAMPLE_SIZE`."),
@@ -173,7 +176,7 @@ def compare() -> list:
         ("md", f"# Compare the models side by side\n{badge('05_compare_models.ipynb')}\n\n"
                "Every run of the recipe writes `metrics.json` beside its predictor. This notebook reads them: "
                "nothing here is typed in. Run notebooks 00-04 (or `python -m ktrain_recipes train --out "
-               "runs/<name>`) first."),
+               "runs/<name>`) first." + SMOKE_OUTPUTS),
         ("code", INSTALL), ("code", SETUP),
         ("md", "## Parameters"),
         ("code", 'RUNS = "runs"   # the folder holding one predictor folder per run\n'
@@ -191,7 +194,8 @@ def compare() -> list:
 def reuse() -> list:
     return [
         ("md", f"# Reuse a saved predictor\n{badge('06_reuse_predictor.ipynb')}\n\n"
-               "Load a predictor saved by any notebook or by `python -m ktrain_recipes train`, and use it."),
+               "Load a predictor saved by any notebook or by `python -m ktrain_recipes train`, and use it."
+               + SMOKE_OUTPUTS),
         ("code", INSTALL), ("code", SETUP),
         ("md", "## Parameters"),
         ("code", 'PREDICTOR = "runs/quickstart"   # written by 00_quickstart.ipynb'),

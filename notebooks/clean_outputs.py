@@ -1,9 +1,8 @@
 """Keep committed notebook outputs honest and portable.
 
-`python notebooks/clean_outputs.py NOTEBOOK [--keep-all]` drops stderr streams (TensorFlow's start-up
-log, which names machine paths) and, unless --keep-all (used for real runs), every output except the
-`# NBVAL_CHECK_OUTPUT` cells', whose deterministic output nbval compares in smoke mode. Progress bars
-(thousands of \\r/\\b updates) are collapsed to what a terminal would finally show.
+`python notebooks/clean_outputs.py NOTEBOOK` drops stderr streams (TensorFlow's start-up log, which
+names machine paths) and collapses progress bars (thousands of \\r/\\b updates) to what a terminal
+would finally show.
 """
 
 import sys
@@ -41,12 +40,10 @@ def merge_streams(outputs: list) -> list:
     return merged
 
 
-path, keep_all = sys.argv[1], "--keep-all" in sys.argv
+path = sys.argv[1]
 nb = nbformat.read(path, as_version=4)
 for cell in nb.cells:
     if cell.cell_type != "code":
         continue
-    if not keep_all and not cell.source.startswith("# NBVAL_CHECK_OUTPUT"):
-        cell.outputs, cell.execution_count = [], None
     cell.outputs = merge_streams([o for o in cell.outputs if not (o.output_type == "stream" and o.name == "stderr")])
 nbformat.write(nb, path)

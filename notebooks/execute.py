@@ -1,8 +1,8 @@
 """Execute a notebook in place (cwd: notebooks/), for refreshing committed outputs.
 
-`make notebooks` runs the smoke versions and keeps only the nbval-checked outputs; the quickstart's
-committed outputs come from `EMOTION_DATA=... python notebooks/execute.py notebooks/00_quickstart.ipynb`
-followed by `python notebooks/clean_outputs.py notebooks/00_quickstart.ipynb --keep-all`.
+`make notebooks` runs the smoke versions of 01-06 and commits their (labelled) outputs; the quickstart's
+committed outputs come from a real run: `EMOTION_DATA=... python notebooks/execute.py
+notebooks/00_quickstart.ipynb`, then `python notebooks/clean_outputs.py notebooks/00_quickstart.ipynb`.
 """
 
 import sys

@@ -30,6 +30,14 @@ def test_bench_tiny_mode_writes_json_table_and_chart(tiny_models, small_data, tm
     assert "best accuracy" in recommend(table) and "smoke runs" in recommend(table)
 
 
+def test_compare_cli_prints_table_and_saves_chart(tiny_predictor, tmp_path, capsys):
+    chart = tmp_path / "chart.png"
+    assert cli.main(["compare", "--runs", str(tiny_predictor.parent), "--chart", str(chart)]) == 0
+    out = capsys.readouterr().out
+    assert "bert" in out and "best accuracy" in out and chart.stat().st_size > 1000
+    assert cli.main(["compare", "--runs", str(tmp_path / "none")]) == 1
+
+
 def test_peak_rss_sees_an_allocation():
     with PeakRSS() as rss:
         block = bytearray(200 * 2**20)

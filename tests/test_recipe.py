@@ -103,3 +103,16 @@ def test_ctrl_c_keeps_the_best_epoch_and_resume_saves_it(tiny_models, small_data
                             batch_size=16, resume=True)
     assert metrics["epochs_completed"] == 0 and kr.load_predictor(tmp_path / "run")
     assert not checkpoint.exists()  # a completed save clears the checkpoint
+
+
+def test_out_of_memory_suggests_a_smaller_batch(monkeypatch):
+    import tensorflow as tf
+
+    class Learner:
+        batch_size = 64
+
+        def fit_onecycle(self, *args, **kwargs):
+            raise tf.errors.ResourceExhaustedError(None, None, "OOM when allocating tensor")
+
+    with pytest.raises(RecipesError, match="out of memory at batch size 64: try --batch-size 32"):
+        kr.fit(Learner(), 1e-4, 1)
