@@ -152,7 +152,7 @@ def fit(learner, lr: float, epochs: int, checkpoint: str | os.PathLike | None = 
 
 
 def _epoch_timer():
-    """A Keras callback recording each epoch's wall-clock seconds (TensorFlow is imported lazily)."""
+    """A Keras callback recording each epoch's training seconds, without its validation pass."""
     import tensorflow as tf
 
     class EpochTimer(tf.keras.callbacks.Callback):
@@ -161,16 +161,20 @@ def _epoch_timer():
             self.seconds: list[float] = []
 
         def on_epoch_begin(self, epoch, logs=None):
-            self._start = time.perf_counter()
+            self._start, self._stop = time.perf_counter(), None
+
+        def on_test_begin(self, logs=None):
+            self._stop = time.perf_counter()
 
         def on_epoch_end(self, epoch, logs=None):
-            self.seconds.append(time.perf_counter() - self._start)
+            self.seconds.append((self._stop or time.perf_counter()) - self._start)
 
     return EpochTimer()
 
 
 def steady_examples_per_s(n_train: int, epoch_seconds: list[float]) -> float | None:
-    """Training examples/s after warm-up: epochs 2+ (the first also traces the graph for each batch shape)."""
+    """Training examples/s after warm-up: epochs 2+ (the first also traces the graph for each batch shape),
+    validation passes excluded."""
     steady = epoch_seconds[1:] or epoch_seconds
     return n_train * len(steady) / sum(steady) if steady else None
 
