@@ -92,8 +92,9 @@ def plot_latency_vs_accuracy(table, x: str = "latency_p50_ms", y: str = "accurac
     fig, ax = plt.subplots(figsize=(7, 4.5))
     sizes = np.asarray(table[size], dtype=float)
     ax.scatter(table[x], table[y], s=sizes / max(sizes.max(), 1e-9) * 2000, alpha=0.5)
-    for name, row in table.iterrows():
-        ax.annotate(str(name), (row[x], row[y]), ha="center", va="center", fontsize=9)
+    for i, (name, row) in enumerate(table.iterrows()):  # alternate above/below so close bubbles stay legible
+        ax.annotate(str(name), (row[x], row[y]), xytext=(0, 14 if i % 2 else -14), textcoords="offset points",
+                    ha="center", va="center", fontsize=8)
     ax.set(xlabel=x.replace("_", " "), ylabel=y.replace("_", " "), title="latency vs accuracy (bubble = size)")
     ax.margins(0.2)
     plt.close(fig)

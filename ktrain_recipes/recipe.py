@@ -16,6 +16,7 @@ from .errors import RecipesError
 from .evaluate import evaluate_predictor, format_report
 from .models import get_spec, resolve_model
 from .plots import plot_confusion_matrix, plot_lr_find, save_figure
+from .tiny import smoke_mode
 from .predictor import check_out_dir, package_versions, predict, save_predictor, stage_dir, time_inference
 
 MAXLEN_QUANTILE = 99.9  # cover all but 1 text in 1000; the rest are truncated
@@ -195,7 +196,8 @@ def record_run(metrics: dict, *, model: str, trained: dict, timing: dict, learne
     """
     epochs_done = len(trained.get("epoch_seconds", []))
     metrics.update(
-        model=model, model_id=get_spec(model).model_id or Path(model).name, smoke="tiny-" in str(model), **settings,
+        model=model, model_id=get_spec(model).model_id or Path(model).name,
+        smoke=smoke_mode() or "tiny-" in str(model), **settings,
         interrupted=trained.get("interrupted", False), epochs_completed=epochs_done, train_seconds=trained["seconds"],
         train_examples_per_s=steady_examples_per_s(settings.get("n_train", 0), trained.get("epoch_seconds", [])),
         history=trained["history"], inference=timing, inference_ms_per_text=timing["ms_per_text"],
