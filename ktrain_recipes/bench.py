@@ -105,7 +105,7 @@ def _inference_row(name: str, predict_with, folder: Path, val: tuple, label_name
             "params": params, "peak_rss_mb": rss.mb}
 
 
-def run_bench(model: str = "minilm", data: str | None = None, limit: int | None = 600, eval_limit: int | None = None,
+def run_bench(model: str = "minilm", data: str | None = None, limit: int | None = 400, eval_limit: int | None = None,
               epochs: int = 2, predictor: str | None = None, out: str | os.PathLike = "runs/bench",
               assets: str | os.PathLike = "assets", seed: int = 42) -> dict:
     """Benchmark side by side, in one process, on the same data and model; write bench.json/.md and a chart.

@@ -69,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="tutorial recipe vs default recipe, ktrain predictor vs int8 ONNX")
     p.add_argument("--model", default="minilm")
     p.add_argument("--data")
-    p.add_argument("--limit", type=int, default=600, help="training texts for both recipes (default 600)")
+    p.add_argument("--limit", type=int, default=400, help="training texts for both recipes (default 400)")
     p.add_argument("--eval-limit", type=int, help="validation texts (default: all)")
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--predictor", help="benchmark inference on this saved predictor (default: the default recipe's)")
