@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import random
+import shutil
 import time
 from pathlib import Path
 
@@ -269,9 +270,7 @@ def run_recipe(
         if not trained.get("interrupted"):
             checkpoint.unlink(missing_ok=True)  # kept after Ctrl-C, for --resume
     except BaseException:
-        import shutil
-
-        shutil.rmtree(stage, ignore_errors=True)
+        shutil.rmtree(stage, ignore_errors=True)  # never leave a half-written staging folder
         raise
     print(f"predictor saved to {out}")
     return metrics
