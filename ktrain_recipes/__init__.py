@@ -19,7 +19,7 @@ from .plots import (
     plot_token_lengths,
     save_figure,
 )
-from .predictor import load_predictor, predict, save_predictor, time_inference
+from .predictor import load_predictor, predict, save_predictor, time_inference, token_lengths
 from .recipe import (
     build_transformer,
     find_lr,
@@ -31,7 +31,6 @@ from .recipe import (
     resolve_maxlen,
     run_recipe,
     set_seed,
-    token_lengths,
 )
 from .tiny import smoke_mode, tiny_model
 

@@ -203,10 +203,9 @@ def check_texts(texts) -> list[str]:
     return list(texts)
 
 
-def token_counts(predictor, texts: list[str]) -> np.ndarray:
-    """Return each text's length in tokens (with special tokens), before truncation."""
-    tok = predictor.preproc.get_tokenizer()
-    return np.array([len(ids) for ids in tok(list(texts), truncation=False)["input_ids"]])
+def token_lengths(tokenizer, texts: list[str]) -> list[int]:
+    """Return the number of tokens (with special tokens) of each text, before truncation."""
+    return [len(ids) for ids in tokenizer(list(texts), truncation=False)["input_ids"]]
 
 
 def predict(predictor, texts, proba: bool = False, chunk: int = 256):
@@ -216,7 +215,7 @@ def predict(predictor, texts, proba: bool = False, chunk: int = 256):
     text. Texts longer than the predictor's maxlen are truncated; a note says how many.
     """
     texts = check_texts(texts)
-    lengths = token_counts(predictor, texts)
+    lengths = np.array(token_lengths(predictor.preproc.get_tokenizer(), texts))
     n_long = int((lengths > predictor.preproc.maxlen).sum())
     if n_long:
         print(f"note: {n_long} of {len(texts)} texts exceed maxlen={predictor.preproc.maxlen} tokens "

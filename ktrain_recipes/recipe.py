@@ -18,7 +18,15 @@ from .evaluate import evaluate_predictor, format_report
 from .models import get_spec, resolve_model
 from .plots import plot_confusion_matrix, plot_lr_find, save_figure
 from .tiny import smoke_mode
-from .predictor import check_out_dir, package_versions, predict, save_predictor, stage_dir, time_inference
+from .predictor import (
+    check_out_dir,
+    package_versions,
+    predict,
+    save_predictor,
+    stage_dir,
+    time_inference,
+    token_lengths,
+)
 
 MAXLEN_QUANTILE = 99.9  # cover all but 1 text in 1000; the rest are truncated
 
@@ -31,11 +39,6 @@ def set_seed(seed: int) -> None:
     np.random.seed(seed)
     tf.keras.utils.set_random_seed(seed)
     tf.config.experimental.enable_op_determinism()
-
-
-def token_lengths(tokenizer, texts: list[str]) -> list[int]:
-    """Return the number of tokens (with special tokens) of each text."""
-    return [len(ids) for ids in tokenizer(list(texts), truncation=False)["input_ids"]]
 
 
 def choose_maxlen(lengths: list[int], cap: int = 512, quantile: float = MAXLEN_QUANTILE) -> int:
