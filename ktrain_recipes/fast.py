@@ -16,7 +16,7 @@ import numpy as np
 
 from . import compat  # noqa: F401
 from .errors import RecipesError
-from .predictor import MANIFEST, _sha256, load_predictor, read_manifest
+from .predictor import MANIFEST, load_predictor, read_manifest, sha256_file
 
 ONNX_FP32 = "model.onnx"
 ONNX_INT8 = "model.int8.onnx"
@@ -79,7 +79,7 @@ def export_onnx(folder: str | os.PathLike, quantize: bool = True) -> dict[str, P
 
 def _add_to_manifest(folder: Path, paths, keys: list[str]) -> None:
     manifest = json.loads((folder / MANIFEST).read_text())
-    manifest["files"].update({p.name: _sha256(p) for p in paths})
+    manifest["files"].update({p.name: sha256_file(p) for p in paths})
     manifest["onnx_inputs"] = keys
     tmp = folder / f".{MANIFEST}.partial"
     tmp.write_text(json.dumps(manifest, indent=2))

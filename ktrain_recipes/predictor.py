@@ -98,7 +98,7 @@ def _swap_into_place(stage: Path, out: Path) -> None:
 
 
 def _write_manifest(folder: Path, predictor, metrics: dict) -> None:
-    files = {p.name: _sha256(p) for p in sorted(folder.iterdir()) if p.is_file() and p.name != MANIFEST}
+    files = {p.name: sha256_file(p) for p in sorted(folder.iterdir()) if p.is_file() and p.name != MANIFEST}
     manifest = {
         "format_version": FORMAT_VERSION,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -112,7 +112,8 @@ def _write_manifest(folder: Path, predictor, metrics: dict) -> None:
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2))
 
 
-def _sha256(path: Path) -> str:
+def sha256_file(path: Path) -> str:
+    """Return the hex sha256 of a file, read in 1 MB blocks (predictor weights are ~100 MB)."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -152,7 +153,7 @@ def read_manifest(folder: str | os.PathLike) -> dict:
     for name, digest in manifest["files"].items():
         if not (folder / name).is_file():
             raise RecipesError(f"'{folder}' is missing {name}: the predictor is incomplete, re-run train")
-        if _sha256(folder / name) != digest:
+        if sha256_file(folder / name) != digest:
             raise RecipesError(f"'{folder}/{name}' does not match its checksum (corrupt or edited): re-run train")
     return manifest
 

@@ -23,3 +23,34 @@ def test_bucketed_batches_cover_every_example_once_and_reshuffle(tiny_models, em
     assert y.shape[0] == features["input_ids"].shape[0]
     val = [b.tolist() for b in learner.val_data.batch_indices(train=False)]
     assert np.concatenate(val).tolist() == list(range(50))  # evaluation keeps the original order
+
+
+
+def test_padding_length_does_not_change_what_the_model_learns(tiny_models, emotion):
+    """The tutorial pads every text to the model's limit; the attention mask makes that padding inert, so a
+    batch padded to 128 or only to its longest text gives the same loss and the same gradients (dropout
+    aside, which draws its random masks per position)."""
+    import tensorflow as tf
+
+    texts, labels = kr.sample(emotion.texts("train"), emotion.labels("train"), 8, seed=4)
+    y = tf.constant([emotion.label_names.index(label) for label in labels])
+    t = kr.build_transformer(tiny_models["bert"], 128, emotion.label_names, 8)
+    model, tok = t.get_classifier(), kr.load_tokenizer(tiny_models["bert"])
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def loss_and_grads(padding, batch_labels=y):
+        batch = dict(tok(texts, padding=padding, max_length=128, truncation=True, return_tensors="tf"))
+        with tf.GradientTape() as tape:
+            loss = loss_fn(batch_labels, model(batch, training=False).logits)
+        return batch["input_ids"].shape[1], loss, tape.gradient(loss, model.trainable_variables)
+
+    long_len, long_loss, long_grads = loss_and_grads("max_length")
+    short_len, short_loss, short_grads = loss_and_grads("longest")
+    assert long_len == 128 and short_len < 100
+    np.testing.assert_allclose(long_loss, short_loss, rtol=1e-5)
+    for a, b in zip(long_grads, short_grads):
+        np.testing.assert_allclose(tf.convert_to_tensor(a), tf.convert_to_tensor(b), atol=1e-5)
+    # the check can tell batches apart: other labels give other gradients
+    _, _, other = loss_and_grads("longest", tf.roll(y, 1, 0))
+    assert max(float(tf.reduce_max(tf.abs(tf.convert_to_tensor(a) - tf.convert_to_tensor(b))))
+               for a, b in zip(other, short_grads)) > 1e-4

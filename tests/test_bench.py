@@ -23,7 +23,10 @@ def test_bench_tiny_mode_writes_json_table_and_chart(tiny_models, small_data, tm
     assert saved["ratios"]["size_ratio"] == pytest.approx(d["size_mb"] / c["size_mb"]) and d["size_mb"] < c["size_mb"]
     assert set(saved["ratios"]) == {"train_speedup", "latency_speedup", "throughput_speedup", "size_ratio",
                                     "accuracy_delta"}
+    # 48 texts: batch 6 makes 8 updates, the default batch (32) 2; both are reported
+    assert saved["optimizer_steps"] == {"a_tutorial_recipe": 8, "b_default_recipe": 2}
     assert "| a_tutorial_recipe |" in (tmp_path / "bench" / "bench.md").read_text()
+    assert "optimizer steps, a_tutorial_recipe: 8" in (tmp_path / "bench" / "bench.md").read_text()
     assert (tmp_path / "assets" / "bench.png").stat().st_size > 1000
     table = compare_runs(tmp_path / "bench")  # the two trained recipes, read from their metrics.json
     assert set(table.index) == {"a_tutorial_recipe", "b_default_recipe"} and table["smoke"].all()

@@ -36,6 +36,7 @@ def test_every_family_trains_saves_loads_and_predicts(family, tiny_models, small
                 "maxlen", "batch_size", "lr", "epochs", "seed", "model_id", "versions"]:
         assert key in saved, key
     assert saved["n"] == 60 and saved["accuracy"] == metrics["accuracy"]
+    assert saved["optimizer_steps"] == 10  # 150 texts in batches of 16, one epoch
     assert sum(map(sum, saved["confusion_matrix"])) == 60
     assert (out / "confusion_matrix.png").stat().st_size > 1000
     assert (out / "lr_find.png").exists() == (family == "bert")
@@ -116,3 +117,12 @@ def test_out_of_memory_suggests_a_smaller_batch(monkeypatch):
 
     with pytest.raises(RecipesError, match="out of memory at batch size 64: try --batch-size 32"):
         kr.fit(Learner(), 1e-4, 1)
+
+
+def test_few_optimizer_steps_get_a_note_saying_what_to_do():
+    from ktrain_recipes.recipe import few_steps_note, optimizer_steps
+
+    assert optimizer_steps(400, 32, 2) == 26 and optimizer_steps(16000, 32, 4) == 2000
+    note = few_steps_note(400, 32, 2)
+    assert "only 26 optimizer steps" in note and "--batch-size" in note and "\n" not in note
+    assert few_steps_note(16000, 32, 4) is None and few_steps_note(400, 32, 0) is None
