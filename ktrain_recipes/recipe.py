@@ -29,7 +29,7 @@ from .predictor import (
 )
 
 MAXLEN_QUANTILE = 99.9  # cover all but 1 text in 1000; the rest are truncated
-# MiniLM on emotion (docs/results.md): 100 steps of 32 texts reached 0.69 validation accuracy, 500 reached 0.91
+# MiniLM on emotion (docs/results.md): 100 updates of 32 texts reached 0.69 validation accuracy, 500 reached 0.91
 FEW_STEPS = 500
 
 
@@ -170,7 +170,7 @@ def few_steps_note(n_train: int, batch_size: int, epochs: int) -> str | None:
     """Return a one-line note when training makes too few weight updates to learn the task, else None.
 
     Large batches on a small sample under-train silently: on 1,600 emotion texts for 2 epochs, MiniLM
-    reached 0.69 at batch 32 (100 updates), 0.77 at batch 8 (400) and 0.8+ at batch 6 (534).
+    reached 0.69 at batch 32 (100 updates), 0.74 at 16 (200), 0.77 at 8 (400) and 0.81 at 6 (534).
     """
     steps = optimizer_steps(n_train, batch_size, epochs)
     if epochs < 1 or steps >= FEW_STEPS:
