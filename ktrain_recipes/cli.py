@@ -37,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-limit", type=int, help="validate on a stratified sample of N texts")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--lr-find", action="store_true", help="run the LR finder first; saves lr_find.png")
+    p.add_argument("--no-bucketing", dest="bucketing", action="store_false",
+                   help="pad every text to maxlen in random batches, as the original tutorial does")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
     p.add_argument("--resume", action="store_true",
                    help="continue from the checkpoint an interrupted run left; with --epochs 0, just save it")
@@ -84,7 +86,7 @@ def cmd_train(args) -> None:
 
     run_recipe(model=args.model, data=args.data, out=args.out, maxlen=args.maxlen, batch_size=args.batch_size,
                lr=args.lr, epochs=args.epochs, limit=args.limit, eval_limit=args.eval_limit, seed=args.seed,
-               lr_find=args.lr_find, overwrite=args.overwrite, resume=args.resume)
+               lr_find=args.lr_find, overwrite=args.overwrite, resume=args.resume, bucketing=args.bucketing)
 
 
 def cmd_evaluate(args) -> None:

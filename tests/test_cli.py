@@ -13,7 +13,10 @@ def test_train_delegates_flags_to_run_recipe(monkeypatch):
     assert cli.main(["train", "--model", "bert", "--out", "o", "--maxlen", "64", "--batch-size", "8", "--lr",
                      "3e-5", "--epochs", "2", "--limit", "100", "--seed", "1", "--lr-find", "--data", "d"]) == 0
     assert seen == dict(model="bert", data="d", out="o", maxlen=64, batch_size=8, lr=3e-5, epochs=2, limit=100,
-                        eval_limit=None, seed=1, lr_find=True, overwrite=False, resume=False)
+                        eval_limit=None, seed=1, lr_find=True, overwrite=False, resume=False, bucketing=True)
+    # the tutorial's recipe from the command line: every text padded to 512, batch 6
+    cli.main(["train", "--out", "o", "--maxlen", "max", "--batch-size", "6", "--no-bucketing"])
+    assert (seen["maxlen"], seen["batch_size"], seen["bucketing"]) == ("max", 6, False)
 
 
 def test_models_lists_the_registry(capsys):
