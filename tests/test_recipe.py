@@ -106,17 +106,22 @@ def test_ctrl_c_keeps_the_best_epoch_and_resume_saves_it(tiny_models, small_data
     assert not checkpoint.exists()  # a completed save clears the checkpoint
 
 
-def test_out_of_memory_suggests_a_smaller_batch(monkeypatch):
+def test_out_of_memory_suggests_a_smaller_batch(capsys):
     import tensorflow as tf
 
+    class Data:
+        def nsamples(self):
+            return 640
+
     class Learner:
-        batch_size = 64
+        batch_size, train_data = 64, Data()
 
         def fit_onecycle(self, *args, **kwargs):
             raise tf.errors.ResourceExhaustedError(None, None, "OOM when allocating tensor")
 
     with pytest.raises(RecipesError, match="out of memory at batch size 64: try --batch-size 32"):
         kr.fit(Learner(), 1e-4, 1)
+    assert "only 10 optimizer steps" in capsys.readouterr().out  # fit warns before it starts
 
 
 def test_few_optimizer_steps_get_a_note_saying_what_to_do():
