@@ -19,6 +19,15 @@ def _maxlen(value: str) -> int | str:
         raise argparse.ArgumentTypeError(f"must be 'auto', 'max' or an integer, got {value!r}") from None
 
 
+def _limit(value: str) -> int | None:
+    if value == "all":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of texts or 'all', got {value!r}") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser for all commands."""
     parser = argparse.ArgumentParser(prog="ktrain-recipes", description=__doc__)
@@ -71,7 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="tutorial recipe vs default recipe, ktrain predictor vs int8 ONNX")
     p.add_argument("--model", default="minilm")
     p.add_argument("--data")
-    p.add_argument("--limit", type=int, default=400, help="training texts for both recipes (default 400)")
+    p.add_argument("--limit", type=_limit, default=400,
+                   help="training texts for both recipes (default 400; 'all' for the full data, on a GPU)")
     p.add_argument("--eval-limit", type=int, help="validation texts (default: all)")
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--predictor", help="benchmark inference on this saved predictor (default: the default recipe's)")

@@ -19,6 +19,15 @@ def test_train_delegates_flags_to_run_recipe(monkeypatch):
     assert (seen["maxlen"], seen["batch_size"], seen["bucketing"]) == ("max", 6, False)
 
 
+def test_bench_runs_on_a_slice_or_on_all_the_data(monkeypatch):
+    seen = {}
+    monkeypatch.setattr("ktrain_recipes.bench.run_bench", lambda **kw: seen.update(kw))
+    assert cli.main(["bench"]) == 0 and (seen["limit"], seen["epochs"]) == (400, 2)
+    assert cli.main(["bench", "--limit", "all", "--epochs", "4"]) == 0 and (seen["limit"], seen["epochs"]) == (None, 4)
+    with pytest.raises(SystemExit):
+        cli.main(["bench", "--limit", "lots"])
+
+
 def test_models_lists_the_registry(capsys):
     assert cli.main(["models"]) == 0
     out = capsys.readouterr().out
