@@ -74,7 +74,9 @@ MODEL_STEPS = [
     ("code", "found = kr.find_lr(learner)\n"
              "print(f\"suggested {found['suggested_lr']:.1e}; this notebook trains with LR={LR:.0e}\")\n"
              'kr.plot_lr_find(found["lrs"], found["losses"], found["suggested_lr"])'),
-    ("md", "## 4. Train with the one-cycle policy"),
+    ("md", "## 4. Train with the one-cycle policy\nEach batch is one weight update. A small `SAMPLE_SIZE` with "
+           "batch 32 makes few of them, and the model stays far from what it can reach: `fit` prints a note "
+           "when a run makes fewer than 500; then raise `EPOCHS` or lower `BATCH_SIZE`."),
     ("code", "trained = kr.fit(learner, LR, EPOCHS)\nprint(f\"trained in {trained['seconds']:.0f} s\")\n"
              'kr.plot_history(trained["history"])'),
     ("md", "## 5. Validate: per-label report and confusion matrix"),
