@@ -77,7 +77,8 @@ class PeakRSS:
 TUTORIAL = {"maxlen": "max", "batch_size": 6, "bucketing": False}
 
 
-def _train_row(name: str, out: Path, dataset, model: str, settings: dict, **common) -> tuple[dict, Path]:
+def _train_row(name: str, out: Path, dataset, model: str, settings: dict, **common) -> tuple[dict, dict]:
+    """Train one recipe into ``out/name``; return its bench row and its full metrics."""
     from .recipe import run_recipe
 
     with PeakRSS() as rss:
@@ -86,7 +87,7 @@ def _train_row(name: str, out: Path, dataset, model: str, settings: dict, **comm
             "val_macro_f1": m["macro_f1"], "latency_p50_ms": m["latency_p50_ms"],
             "latency_p95_ms": m["inference"]["latency_p95_ms"], "throughput_per_s": m["throughput_per_s"],
             "size_mb": folder_size_mb(out / name, "tf_model.h5"), "params": m["params"],
-            "peak_rss_mb": rss.mb}, out / name
+            "peak_rss_mb": rss.mb}, m
 
 
 def _inference_row(name: str, predict_with, folder: Path, val: tuple, label_names: list[str],
@@ -122,9 +123,9 @@ def run_bench(model: str = "minilm", data: str | None = None, limit: int | None 
     out = Path(out)
     ds = load_emotion(data)
     common = dict(limit=limit, eval_limit=eval_limit, epochs=epochs, seed=seed)
-    tutorial, _ = _train_row("a_tutorial_recipe", out, ds, model, TUTORIAL, **common)
-    default, default_dir = _train_row("b_default_recipe", out, ds, model, {}, **common)
-    target = Path(predictor) if predictor else default_dir
+    tutorial, tutorial_metrics = _train_row("a_tutorial_recipe", out, ds, model, TUTORIAL, **common)
+    default, default_metrics = _train_row("b_default_recipe", out, ds, model, {}, **common)
+    target = Path(predictor) if predictor else out / default["name"]
     export_onnx(target)
     val = sample(ds.texts("validation"), ds.labels("validation"), eval_limit, seed)
     names = json.loads((target / METRICS).read_text())["label_names"]
@@ -134,8 +135,7 @@ def run_bench(model: str = "minilm", data: str | None = None, limit: int | None 
                           "model.int8.onnx")
     rows = [tutorial, default, plain, fast]
     # how many weight updates each recipe made: on a small slice this, not padding, decides accuracy
-    steps = {row["name"]: json.loads((out / row["name"] / METRICS).read_text())["optimizer_steps"]
-             for row in (tutorial, default)}
+    steps = {row["name"]: m["optimizer_steps"] for row, m in [(tutorial, tutorial_metrics), (default, default_metrics)]}
     result = {"rows": rows, "ratios": _ratios(*rows), "optimizer_steps": steps,
               "settings": {**common, "model": model, "predictor": str(target)}}
     _write_bench(result, out, Path(assets))

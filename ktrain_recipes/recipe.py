@@ -228,7 +228,7 @@ def record_run(metrics: dict, *, model: str, trained: dict, timing: dict, learne
         smoke=smoke_mode() or "tiny-" in str(model), **settings,
         interrupted=trained.get("interrupted", False), epochs_completed=epochs_done, train_seconds=trained["seconds"],
         train_examples_per_s=steady_examples_per_s(settings.get("n_train", 0), trained.get("epoch_seconds", [])),
-        optimizer_steps=optimizer_steps(settings.get("n_train", 0), settings.get("batch_size") or 1, epochs_done),
+        optimizer_steps=optimizer_steps(learner.train_data.nsamples(), learner.batch_size, epochs_done),
         history=trained["history"], inference=timing, inference_ms_per_text=timing["ms_per_text"],
         latency_p50_ms=timing["latency_p50_ms"], throughput_per_s=timing["throughput_per_s"],
         params=int(learner.model.count_params()), versions=package_versions(),
