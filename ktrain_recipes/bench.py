@@ -1,53 +1,16 @@
-"""Side-by-side comparisons: saved runs (from their metrics.json) and the speed benchmark."""
+"""The speed benchmark: the tutorial's recipe against the default, ktrain's predictor against int8 ONNX."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from functools import partial
 from pathlib import Path
 
-import pandas as pd
-
+from .config import RecipeConfig
 from .errors import RecipesError
-from .predictor import METRICS, folder_size_mb
-
-COLUMNS = ["model_id", "accuracy", "macro_f1", "train_seconds", "latency_p50_ms", "throughput_per_s",
-           "params_m", "size_mb", "n_train", "epochs", "maxlen", "smoke"]
-
-
-def compare_runs(folder: str | os.PathLike = "runs") -> pd.DataFrame:
-    """Return one row per saved predictor under ``folder``, read from the metrics.json each run wrote."""
-    paths = sorted(Path(folder).glob(f"*/{METRICS}"))
-    if not paths:
-        raise RecipesError(f"no runs with {METRICS} under '{folder}': train some first (notebooks 01-04 or the CLI)")
-    rows = {}
-    for path in paths:
-        m = json.loads(path.read_text())
-        size = folder_size_mb(path.parent, "tf_model*")
-        rows[path.parent.name] = {**m, "params_m": m["params"] / 1e6, "size_mb": size}
-    return pd.DataFrame.from_dict(rows, orient="index")[COLUMNS].sort_values("accuracy", ascending=False)
-
-
-def recommend(table: pd.DataFrame, tolerance: float = 0.01) -> str:
-    """Pick a model for best accuracy, real-time use and tight memory, arguing from the measured figures.
-
-    Real-time and memory picks are the fastest / smallest runs within ``tolerance`` of the best accuracy.
-    """
-    best = table["accuracy"].idxmax()
-    close = table[table["accuracy"] >= table.loc[best, "accuracy"] - tolerance]
-    fast, small = close["latency_p50_ms"].idxmin(), close["size_mb"].idxmin()
-
-    def line(use: str, name: str) -> str:
-        r = table.loc[name]
-        return (f"- {use}: **{name}** ({r.model_id}) - accuracy {r.accuracy:.3f}, macro-F1 {r.macro_f1:.3f}, "
-                f"{r.latency_p50_ms:.0f} ms per text, {r.size_mb:.0f} MB")
-
-    caveat = ("\n\nThese runs include smoke runs of tiny random models: they show the method, not a verdict."
-              if table["smoke"].any() else "")
-    return "\n".join([line("best accuracy", best), line("real-time (fastest within 1 point)", fast),
-                      line("memory-constrained (smallest within 1 point)", small)]) + caveat
-
+from .saving import METRICS, folder_size_mb
 
 class PeakRSS:
     """Track the peak resident memory (MB) of this process while a block runs, by sampling."""
@@ -75,25 +38,29 @@ class PeakRSS:
 
 # the original tutorial's recipe: pad to the model's limit (512 for BERT-size models), batch 6
 TUTORIAL = {"maxlen": "max", "batch_size": 6, "bucketing": False}
+ROW_TITLES = {"a_tutorial_recipe": "tutorial recipe (maxlen 512, batch 6)",
+              "b_default_recipe": "default recipe (bucketed, batch 32)",
+              "c_ktrain_predictor": "ktrain predictor", "d_onnx_int8": "ONNX int8"}
 
 
-def _train_row(name: str, out: Path, dataset, model: str, settings: dict, **common) -> tuple[dict, dict]:
-    """Train one recipe into ``out/name``; return its bench row and its full metrics."""
+def _train_row(name: str, config: RecipeConfig, dataset) -> tuple[dict, dict]:
+    """Train one recipe into ``config.out``; return its bench row and its full metrics."""
     from .recipe import run_recipe
 
     with PeakRSS() as rss:
-        m = run_recipe(model, out=out / name, dataset=dataset, overwrite=True, **settings, **common)
+        m = run_recipe(config, dataset=dataset)
+    out = Path(config.out)
     return {"name": name, "train_examples_per_s": m["train_examples_per_s"], "val_accuracy": m["accuracy"],
             "val_macro_f1": m["macro_f1"], "latency_p50_ms": m["latency_p50_ms"],
             "latency_p95_ms": m["inference"]["latency_p95_ms"], "throughput_per_s": m["throughput_per_s"],
-            "size_mb": folder_size_mb(out / name, "tf_model.h5"), "params": m["params"],
+            "size_mb": folder_size_mb(out, "tf_model.h5"), "params": m["params"],
             "peak_rss_mb": rss.mb}, m
 
 
 def _inference_row(name: str, predict_with, folder: Path, val: tuple, label_names: list[str],
                    size_pattern: str) -> dict:
     from .evaluate import evaluate_predictor
-    from .predictor import time_inference
+    from .timing import time_inference
 
     with PeakRSS() as rss:
         predict_fn = predict_with()
@@ -106,9 +73,8 @@ def _inference_row(name: str, predict_with, folder: Path, val: tuple, label_name
             "params": params, "peak_rss_mb": rss.mb}
 
 
-def run_bench(model: str = "minilm", data: str | None = None, limit: int | None = 400, eval_limit: int | None = None,
-              epochs: int = 2, predictor: str | None = None, out: str | os.PathLike = "runs/bench",
-              assets: str | os.PathLike = "assets", seed: int = 42) -> dict:
+def run_bench(config: RecipeConfig, predictor: str | None = None, out: str | os.PathLike = "runs/bench",
+              assets: str | os.PathLike = "assets") -> dict:
     """Benchmark side by side, in one process, on the same data and model; write bench.json/.md and a chart.
 
     Rows: (a) the tutorial's recipe (maxlen 512, batch 6, no bucketing) against (b) this package's default,
@@ -117,27 +83,32 @@ def run_bench(model: str = "minilm", data: str | None = None, limit: int | None 
     (length-sorted batches), both for ``predictor`` when given (e.g. a full-data run), else (b)'s.
     """
     from .data import load_emotion, sample
-    from .fast import export_onnx, load_fast_predictor
-    from .predictor import load_predictor, predict
+    from .onnx_inference import export_onnx, load_onnx_predictor
+    from .prediction import classify
+    from .saving import load_checked_predictor
 
+    config = config.with_defaults()
     out = Path(out)
-    ds = load_emotion(data)
-    common = dict(limit=limit, eval_limit=eval_limit, epochs=epochs, seed=seed)
-    tutorial, tutorial_metrics = _train_row("a_tutorial_recipe", out, ds, model, TUTORIAL, **common)
-    default, default_metrics = _train_row("b_default_recipe", out, ds, model, {}, **common)
+    if out.is_file() or (out.is_dir() and any(out.iterdir()) and not (out / "bench.json").exists()):
+        raise RecipesError(f"bench --out '{out}' holds files that are not a bench run: choose a new or empty folder")
+    ds = load_emotion(config.data)
+    tutorial, tutorial_metrics = _train_row("a_tutorial_recipe", dataclasses.replace(
+        config, **TUTORIAL, out=str(out / "a_tutorial_recipe"), overwrite=True), ds)
+    default, default_metrics = _train_row("b_default_recipe", dataclasses.replace(
+        config, out=str(out / "b_default_recipe"), overwrite=True), ds)
     target = Path(predictor) if predictor else out / default["name"]
     export_onnx(target)
-    val = sample(ds.texts("validation"), ds.labels("validation"), eval_limit, seed)
+    val = sample(ds.texts("validation"), ds.labels("validation"), config.eval_limit, config.seed)
     names = json.loads((target / METRICS).read_text())["label_names"]
-    plain = _inference_row("c_ktrain_predictor", lambda: load_predictor(target).predict, target, val, names,
+    plain = _inference_row("c_ktrain_predictor", lambda: load_checked_predictor(target).predict, target, val, names,
                            "tf_model.h5")  # ktrain's own predict, as a user calls it
-    fast = _inference_row("d_onnx_int8", lambda: partial(predict, load_fast_predictor(target)), target, val, names,
-                          "model.int8.onnx")
+    fast = _inference_row("d_onnx_int8", lambda: partial(classify, load_onnx_predictor(target)), target, val,
+                          names, "model.int8.onnx")
     rows = [tutorial, default, plain, fast]
     # how many weight updates each recipe made: on a small slice this, not padding, decides accuracy
     steps = {row["name"]: m["optimizer_steps"] for row, m in [(tutorial, tutorial_metrics), (default, default_metrics)]}
     result = {"rows": rows, "ratios": _ratios(*rows), "optimizer_steps": steps,
-              "settings": {**common, "model": model, "predictor": str(target)}}
+              "settings": {**config.settings(), "predictor": str(target)}}
     _write_bench(result, out, Path(assets))
     return result
 
@@ -173,17 +144,28 @@ def _write_bench(result: dict, out: Path, assets: Path) -> None:
     ratios = "\n".join(f"- {k}: {v:.3g}" for k, v in result["ratios"].items())
     ratios += "\n" + "\n".join(f"- optimizer steps, {k}: {v}" for k, v in result["optimizer_steps"].items())
     (out / "bench.md").write_text(bench_table(result["rows"]) + "\n\n" + ratios + "\n")
-    save_figure(plot_bench(result["rows"]), assets / "bench.png")
+    s = result["settings"]
+    caption = (f"{hardware()}; {s['model']}; training rows: {s['limit'] or 'all'} texts x {s['epochs']} epochs; "
+               "inference rows: the 2,000 validation texts" if not s["eval_limit"] else
+               f"{hardware()}; {s['model']}; {s['limit'] or 'all'} training texts x {s['epochs']} epochs; "
+               f"{s['eval_limit']} validation texts")
+    save_figure(plot_bench(result["rows"], ROW_TITLES, caption), assets / "bench.png")
     print((out / "bench.md").read_text())
 
 
-def write_comparison(runs: str | os.PathLike, chart: str | os.PathLike | None = None) -> pd.DataFrame:
-    """Print the side-by-side table of saved runs and the recommendation; save the latency/accuracy chart."""
-    from .plots import plot_latency_vs_accuracy, save_figure
+def hardware() -> str:
+    """Describe this machine in words: CPU model, cores, GPUs (for figure captions)."""
+    import platform
 
-    table = compare_runs(runs)
-    print(table.round(4).to_string(), "\n")
-    print(recommend(table))
-    if chart:
-        print(f"chart: {save_figure(plot_latency_vs_accuracy(table), chart)}")
-    return table
+    cpu = platform.processor() or "CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import tensorflow as tf
+
+    gpus = len(tf.config.list_physical_devices("GPU"))
+    return f"{os.cpu_count()}-core {cpu}, " + (f"{gpus} GPU(s)" if gpus else "no GPU")

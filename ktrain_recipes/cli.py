@@ -7,144 +7,162 @@ import json
 import sys
 
 from . import compat  # noqa: F401
+from .config import RecipeConfig, config_fields, parse_limit
 from .errors import RecipesError
 
 
-def _maxlen(value: str) -> int | str:
-    if value in ("auto", "max"):
-        return value
-    try:
-        return int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be 'auto', 'max' or an integer, got {value!r}") from None
+def _flag_type(parse):
+    """Wrap a RecipeConfig parser so argparse prints its message as a usage error."""
+    def convert(value: str):
+        try:
+            return parse(value)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = getattr(parse, "__name__", "value")
+    return convert
 
 
-def _limit(value: str) -> int | None:
-    if value == "all":
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number of texts or 'all', got {value!r}") from None
+def add_config_flags(parser: argparse.ArgumentParser, only: list[str] | None = None, **defaults) -> None:
+    """Add one flag per RecipeConfig field (``--batch-size`` for ``batch_size``), with its help and default."""
+    for f in config_fields():
+        if only is not None and f.name not in only:
+            continue
+        flag, default = "--" + f.name.replace("_", "-"), defaults.get(f.name, f.default)
+        if f.type in ("bool", bool):
+            if default:
+                parser.add_argument("--no-" + flag[2:], dest=f.name, action="store_false", help=f.metadata["help"])
+            else:
+                parser.add_argument(flag, dest=f.name, action="store_true", help=f.metadata["help"])
+            continue
+        kind = _flag_type(f.metadata["parse"]) if f.metadata.get("parse") else None
+        parser.add_argument(flag, dest=f.name, type=kind, default=default, help=f.metadata["help"],
+                            required=f.name == "out" and only is None)
+
+
+def config_from_args(args: argparse.Namespace) -> RecipeConfig:
+    """Build a RecipeConfig from the parsed flags that name its fields, checking every range."""
+    names = {f.name for f in config_fields()}
+    config = RecipeConfig(**{k: v for k, v in vars(args).items() if k in names})
+    config.check()
+    return config
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser for all commands."""
-    parser = argparse.ArgumentParser(prog="ktrain-recipes", description=__doc__)
+    from . import __version__
+
+    fmt = argparse.ArgumentDefaultsHelpFormatter
+    parser = argparse.ArgumentParser(prog="ktrain-recipes", description=__doc__, formatter_class=fmt)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("train", help="fine-tune a model on emotion and save a predictor")
-    p.add_argument("--model", default="minilm", help="registry name, hub id or local folder (default minilm)")
-    p.add_argument("--data", help="local emotion folder (default: $EMOTION_DATA, else the hub)")
-    p.add_argument("--out", required=True, help="predictor folder to create")
-    p.add_argument("--maxlen", type=_maxlen, default="auto",
-                   help="'auto' (from the data), 'max' (the model's limit) or a number of tokens")
-    p.add_argument("--batch-size", type=int, help="default: the model's registry default")
-    p.add_argument("--lr", type=float, help="peak learning rate for fit_onecycle (default: registry)")
-    p.add_argument("--epochs", type=int, help="default: the model's registry default")
-    p.add_argument("--limit", type=int, help="train on a stratified sample of N texts")
-    p.add_argument("--eval-limit", type=int, help="validate on a stratified sample of N texts")
-    p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--lr-find", action="store_true", help="run the LR finder first; saves lr_find.png")
-    p.add_argument("--no-bucketing", dest="bucketing", action="store_false",
-                   help="pad every text to maxlen in random batches, as the original tutorial does")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
-    p.add_argument("--resume", action="store_true",
-                   help="continue from the checkpoint an interrupted run left; with --epochs 0, just save it")
+    p = sub.add_parser("train", help="fine-tune a model and save a predictor", formatter_class=fmt)
+    add_config_flags(p)
 
-    p = sub.add_parser("evaluate", help="score a saved predictor")
-    p.add_argument("--predictor", required=True)
-    p.add_argument("--data")
-    p.add_argument("--split", default="validation", choices=["validation", "test"])
-    p.add_argument("--limit", type=int, help="score a stratified sample of N texts")
+    p = sub.add_parser("evaluate", help="score a saved predictor", formatter_class=fmt)
+    p.add_argument("--predictor", required=True, help="a predictor folder written by train")
+    p.add_argument("--data", help="local data folder (default: $EMOTION_DATA, else the hub)")
+    p.add_argument("--split", default="validation", choices=["validation", "test"], help="the split to score")
+    p.add_argument("--limit", type=_flag_type(parse_limit), help="score a stratified sample of N texts")
     p.add_argument("--json", help="also write the metrics to this JSON file")
     p.add_argument("--fast", action="store_true", help="use the exported int8 ONNX model (see export)")
+    p.add_argument("--strict", action="store_true", help="refuse a predictor saved under other package versions")
 
-    p = sub.add_parser("predict", help="classify texts with a saved predictor")
-    p.add_argument("--predictor", required=True)
-    p.add_argument("texts", nargs="*", metavar="TEXT")
-    p.add_argument("--input", help="file with one text per line, or a CSV with a text column")
-    p.add_argument("--proba", action="store_true", help="also print each label's probability")
+    p = sub.add_parser("predict", help="classify texts with a saved predictor", formatter_class=fmt)
+    p.add_argument("--predictor", required=True, help="a predictor folder written by train")
+    p.add_argument("texts", nargs="*", metavar="TEXT", help="texts to classify")
+    p.add_argument("--input", help="a file with one text per line, or a .csv with a text column")
+    p.add_argument("--encoding", default="utf-8", help="the --input file's text encoding")
+    p.add_argument("--proba", action="store_true", help="also give each label's probability")
+    p.add_argument("--format", default="text", choices=["text", "json", "csv"],
+                   help="text: label TAB text per line (tabs/newlines escaped); json: a list of records; "
+                        "csv: the input's columns plus label and one probability column per label")
+    p.add_argument("--output", help="write to this file instead of the screen")
     p.add_argument("--fast", action="store_true", help="use the exported int8 ONNX model (see export)")
+    p.add_argument("--strict", action="store_true", help="refuse a predictor saved under other package versions")
 
-    p = sub.add_parser("export", help="add ONNX fp32 and int8 copies of a saved predictor's model to its folder")
-    p.add_argument("--predictor", required=True)
+    p = sub.add_parser("export", help="add ONNX fp32 and int8 copies of a saved predictor's model to its folder",
+                       formatter_class=fmt)
+    p.add_argument("--predictor", required=True, help="a predictor folder written by train")
     p.add_argument("--no-quantize", action="store_true", help="write only the fp32 ONNX model")
 
     sub.add_parser("models", help="list the model registry")
 
-    p = sub.add_parser("compare", help="saved runs side by side (from their metrics.json), with a chart")
+    p = sub.add_parser("compare", help="saved runs side by side (from their metrics.json), with a chart",
+                       formatter_class=fmt)
     p.add_argument("--runs", default="runs", help="folder holding one predictor folder per run")
     p.add_argument("--chart", help="save the latency vs accuracy chart here (PNG)")
+    p.add_argument("--table", help="write the table to this .csv or .json file")
 
-    p = sub.add_parser("bench", help="tutorial recipe vs default recipe, ktrain predictor vs int8 ONNX")
-    p.add_argument("--model", default="minilm")
-    p.add_argument("--data")
-    p.add_argument("--limit", type=_limit, default=400,
-                   help="training texts for both recipes (default 400; 'all' for the full data, on a GPU)")
-    p.add_argument("--eval-limit", type=int, help="validation texts (default: all)")
-    p.add_argument("--epochs", type=int, default=2)
+    p = sub.add_parser("bench", help="tutorial recipe vs default recipe, ktrain predictor vs int8 ONNX",
+                       formatter_class=fmt)
+    add_config_flags(p, only=["model", "data", "limit", "eval_limit", "epochs", "seed"], limit=400, epochs=2)
     p.add_argument("--predictor", help="benchmark inference on this saved predictor (default: the default recipe's)")
     p.add_argument("--out", default="runs/bench", help="where bench.json, bench.md and the runs go")
     p.add_argument("--assets", default="assets", help="where the chart bench.png goes")
-    p.add_argument("--seed", type=int, default=42)
     return parser
 
 
 def cmd_train(args) -> None:
     from .recipe import run_recipe
 
-    run_recipe(model=args.model, data=args.data, out=args.out, maxlen=args.maxlen, batch_size=args.batch_size,
-               lr=args.lr, epochs=args.epochs, limit=args.limit, eval_limit=args.eval_limit, seed=args.seed,
-               lr_find=args.lr_find, overwrite=args.overwrite, resume=args.resume, bucketing=args.bucketing)
+    run_recipe(config_from_args(args))
 
 
 def cmd_evaluate(args) -> None:
     from .evaluate import evaluate_saved, format_report
 
-    metrics = evaluate_saved(args.predictor, data=args.data, split=args.split, limit=args.limit, fast=args.fast)
+    if args.json:
+        _check_writable_file(args.json)
+    metrics = evaluate_saved(args.predictor, data=args.data, split=args.split, limit=args.limit, fast=args.fast,
+                             strict=args.strict)
     print(format_report(metrics))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(metrics, f, indent=2)
 
 
+def _check_writable_file(path: str) -> None:
+    """Refuse, before the work, an output file that cannot be written."""
+    import os
+
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path) or not os.path.isdir(parent) or not os.access(parent, os.W_OK):
+        raise RecipesError(f"cannot write '{path}': choose a file in a folder that exists and is writable")
+
+
 def cmd_predict(args) -> None:
     from .data import read_texts
-    from .predictor import load_any_predictor, predict
+    from .output import write_predictions
+    from .prediction import classify, open_predictor
 
     if bool(args.texts) == bool(args.input):
         raise RecipesError("give either TEXT arguments or --input FILE (one of them)")
-    texts = read_texts(args.input) if args.input else args.texts
-    predictor = load_any_predictor(args.predictor, args.fast)
-    if args.proba:
-        names = predictor.get_classes()
-        for text, row in zip(texts, predict(predictor, texts, proba=True)):
-            probs = "  ".join(f"{n}={p:.3f}" for n, p in zip(names, row))
-            print(f"{names[int(row.argmax())]}\t{probs}\t{text}")
-    else:
-        for text, label in zip(texts, predict(predictor, texts)):
-            print(f"{label}\t{text}")
+    table = read_texts(args.input, args.encoding) if args.input else None
+    texts = list(table["text"]) if table is not None else args.texts
+    predictor = open_predictor(args.predictor, args.fast, args.strict)
+    probs = classify(predictor, texts, proba=True)
+    write_predictions(texts, probs, predictor.get_classes(), args.format, args.proba, args.output, table)
 
 
 def cmd_export(args) -> None:
-    from .fast import export_onnx
+    from .onnx_inference import export_onnx
 
     for kind, path in export_onnx(args.predictor, quantize=not args.no_quantize).items():
         print(f"{kind}: {path} ({path.stat().st_size / 1e6:.1f} MB)")
 
 
 def cmd_compare(args) -> None:
-    from .bench import write_comparison
+    from .compare import write_comparison
 
-    write_comparison(args.runs, args.chart)
+    write_comparison(args.runs, args.chart, args.table)
 
 
 def cmd_bench(args) -> None:
     from .bench import run_bench
 
-    run_bench(model=args.model, data=args.data, limit=args.limit, eval_limit=args.eval_limit, epochs=args.epochs,
-              predictor=args.predictor, out=args.out, assets=args.assets, seed=args.seed)
+    run_bench(config_from_args(args), predictor=args.predictor, out=args.out, assets=args.assets)
 
 
 def cmd_models(args) -> None:
@@ -169,6 +187,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("interrupted: nothing was saved over an existing predictor", file=sys.stderr)
+        print("interrupted", file=sys.stderr)
         return 130
     return 0

@@ -32,6 +32,18 @@ class EmotionData:
         """Return the labels (names) of one split."""
         return self._split(split)[1]
 
+    def label_ids(self, labels: list[str]) -> list[int]:
+        """Return the position of each label name in ``label_names`` (what ktrain's preprocess takes)."""
+        return [self.label_names.index(y) for y in labels]
+
+    def check_trainable(self, labels: list[str], min_per_class: int = 1) -> None:
+        """Refuse training labels that miss a class: ktrain needs every label id from 0 to the last."""
+        missing = [n for n in self.label_names if labels.count(n) < min_per_class]
+        if missing:
+            raise RecipesError(
+                f"the training texts have no example of {', '.join(missing)}: every label needs at least "
+                f"{min_per_class} (a larger --limit, or data with every label)")
+
     def _split(self, split: str) -> tuple[list[str], list[str]]:
         if split not in self.splits:
             have = ", ".join(self.splits) or "none"
@@ -91,10 +103,12 @@ def load_local(folder: Path) -> EmotionData:
 def _find_split_files(folder: Path) -> dict[str, Path]:
     found = {}
     for split, stems in SPLIT_FILES.items():
-        for stem in stems:
-            for ext in FORMATS:
-                if (folder / f"{stem}{ext}").is_file() and split not in found:
-                    found[split] = folder / f"{stem}{ext}"
+        paths = [folder / f"{stem}{ext}" for stem in stems for ext in FORMATS if (folder / f"{stem}{ext}").is_file()]
+        if len(paths) > 1:
+            raise RecipesError(f"'{folder}' has {' and '.join(p.name for p in paths)} for the {split} split: "
+                               "keep one of them")
+        if paths:
+            found[split] = paths[0]
     return found
 
 
@@ -184,20 +198,35 @@ def sample(texts: list[str], labels: list[str], limit: int | None, seed: int = 0
     return list(texts), list(labels)
 
 
-def read_texts(path: str | os.PathLike) -> list[str]:
-    """Read texts to classify: a CSV with a ``text`` column, or else one text per line."""
+def read_texts(path: str | os.PathLike, encoding: str = "utf-8"):
+    """Read texts to classify into a table with a ``text`` column (plus a CSV's other columns).
+
+    A ``.csv`` (any case) needs a ``text`` column; any other file holds one text per line. Bytes that
+    are not valid in ``encoding`` are refused, naming the first bad byte's offset.
+    """
+    import pandas as pd
+
     path = Path(path)
+    if path.is_dir():
+        raise RecipesError(f"--input '{path}' is a folder: give a text file (one text per line) or a .csv")
     if not path.is_file():
         raise RecipesError(f"input file '{path}' does not exist")
-    if path.suffix == ".csv":
-        import pandas as pd
+    raw = path.read_bytes()
+    try:
+        content = raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise RecipesError(f"{path}: byte {exc.start} is not valid {encoding} (a binary file?): give a text file, "
+                           "or its encoding with --encoding") from None
+    except LookupError:
+        raise RecipesError(f"unknown --encoding {encoding!r}: try utf-8 or latin-1") from None
+    if path.suffix.lower() == ".csv":
+        import io
 
         try:
-            table = pd.read_csv(path, keep_default_na=False, dtype=str)
+            table = pd.read_csv(io.StringIO(content), keep_default_na=False, dtype=str)
         except Exception as exc:  # pandas raises several parser error types
             raise RecipesError(f"{path}: cannot be read as CSV ({str(exc).splitlines()[0][:200]})") from None
         if "text" not in table.columns:
             raise RecipesError(f"{path}: no 'text' column (has: {', '.join(map(str, table.columns))})")
-        return table["text"].tolist()
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    return [line for line in lines if line.strip()]
+        return table
+    return pd.DataFrame({"text": [line for line in content.splitlines() if line.strip()]})

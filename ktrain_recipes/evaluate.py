@@ -61,20 +61,21 @@ def evaluate_predictor(predict_fn, texts: list[str], labels: list[str], label_na
 
 
 def evaluate_saved(predictor_dir: str, data: str | None = None, split: str = "validation",
-                   limit: int | None = None, seed: int = 42, fast: bool = False) -> dict:
+                   limit: int | None = None, seed: int = 42, fast: bool = False, strict: bool = False) -> dict:
     """Load a saved predictor and score it on a split of the emotion data.
 
     Args:
       predictor_dir: folder written by ``run_recipe``.  data: local data folder (None: $EMOTION_DATA or hub).
       split: 'validation' or 'test'.  limit: score a stratified sample of this many texts.
-      fast: use the exported int8 ONNX model (see ``fast.export_onnx``) instead of ktrain.
+      fast: use the exported int8 ONNX model (see ``onnx_inference.export_onnx``) instead of ktrain.
+      strict: refuse a predictor saved under other package versions.
     """
     from .data import load_emotion, sample
-    from .predictor import load_any_predictor, predict
+    from .prediction import classify, open_predictor
 
+    predictor = open_predictor(predictor_dir, fast, strict)  # first: its errors are the cheaper to find
     ds = load_emotion(data)
     texts, labels = sample(ds.texts(split), ds.labels(split), limit, seed)
-    predictor = load_any_predictor(predictor_dir, fast)
-    metrics = evaluate_predictor(lambda t: predict(predictor, t), texts, labels, list(predictor.get_classes()))
+    metrics = evaluate_predictor(lambda t: classify(predictor, t), texts, labels, list(predictor.get_classes()))
     metrics["split"] = split
     return metrics

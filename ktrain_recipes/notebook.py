@@ -1,16 +1,19 @@
-"""Notebook conveniences: the runtime check, plot style, and what a learner needs to see."""
+"""Notebook conveniences: the runtime check, the plot style, and the CI switch of the parameter cell."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import platform
-import time
-from contextlib import contextmanager
+import shutil
+from pathlib import Path
 
 import pandas as pd
 
 from . import compat
-from .predictor import package_versions
+from .config import RecipeConfig
+from .versions import package_versions
 
 
 def runtime_info() -> dict:
@@ -29,6 +32,11 @@ def runtime_info() -> dict:
     }
 
 
+def _gpu_hardware() -> bool:
+    """True when the machine has an NVIDIA GPU, whether or not TensorFlow can use it."""
+    return os.path.exists("/dev/nvidia0") or shutil.which("nvidia-smi") is not None
+
+
 def _platform() -> str:
     if "COLAB_GPU" in os.environ or os.path.exists("/content"):
         return "Colab"
@@ -44,26 +52,25 @@ def setup_notebook() -> pd.DataFrame:
     compat.quiet()
     plt.rcParams.update({"figure.dpi": 100, "axes.grid": True, "grid.alpha": 0.3})
     info = runtime_info()
-    if info["gpus"] == "none":
-        print("No GPU: fine for minilm and the smoke runs; for BERT-size models on Colab choose "
+    if info["gpus"] == "none" and _gpu_hardware():
+        print("A GPU is present but TensorFlow cannot use it (a CUDA/driver mismatch): training runs on the CPU. "
+              "Check `nvidia-smi` and that tensorflow[and-cuda] matches the driver.")
+    elif info["gpus"] == "none":
+        print("No GPU in this runtime: fine for minilm; for BERT-size models on Colab choose "
               "Runtime > Change runtime type > GPU.")
     return pd.DataFrame([info]).T.rename(columns={0: "runtime"})
 
 
-class Timer:
-    """Measure wall-clock seconds: ``with Timer() as t: ...`` then ``t.seconds``."""
+def ci_overrides(config: RecipeConfig) -> RecipeConfig:
+    """Return ``config`` unchanged, except in CI, where $KTRAIN_RECIPES_SMOKE names a JSON file of overrides.
 
-    seconds: float = 0.0
-
-
-@contextmanager
-def timed(label: str = ""):
-    """Time a block and print how long it took; yields a Timer holding the seconds."""
-    timer = Timer()
-    start = time.perf_counter()
-    try:
-        yield timer
-    finally:
-        timer.seconds = time.perf_counter() - start
-        if label:
-            print(f"{label}: {timer.seconds:.1f} s")
+    CI cannot download BERT-size models, so its test set-up builds tiny random ones and writes a file
+    ``{"models": {name: folder}, "settings": {...}}``; the notebooks then run in seconds on a slice.
+    """
+    path = os.environ.get("KTRAIN_RECIPES_SMOKE")
+    if not path:
+        return config
+    smoke = json.loads(Path(path).read_text())
+    model = smoke.get("models", {}).get(config.model, config.model)
+    print("CI smoke run: a tiny random model on a slice of the data; the figures below are not results")
+    return dataclasses.replace(config, model=model, **smoke.get("settings", {}))

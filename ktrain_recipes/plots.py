@@ -11,6 +11,7 @@ import matplotlib
 if not os.environ.get("DISPLAY") and "ipykernel" not in sys.modules:
     matplotlib.use("Agg")  # CLI and CI: no screen
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import seaborn as sns  # noqa: E402
 
@@ -34,7 +35,9 @@ def plot_confusion_matrix(metrics: dict, normalize: bool = True):
     fig, ax = plt.subplots(figsize=(6, 5))
     sns.heatmap(cm, annot=True, fmt=".2f" if normalize else ".0f", cmap="Blues", cbar=False,
                 xticklabels=names, yticklabels=names, ax=ax)
-    ax.set(xlabel="predicted", ylabel="true", title=f"confusion matrix (accuracy {metrics['accuracy']:.3f})")
+    what = "row-normalised: each row sums to 1" if normalize else "counts"
+    ax.set(xlabel="predicted", ylabel="true",
+           title=f"confusion matrix ({what}; accuracy {metrics['accuracy']:.3f})")
     plt.close(fig)
     return fig
 
@@ -60,6 +63,7 @@ def plot_history(history: dict):
                 values = history[prefix + key]
                 ax.plot(range(1, len(values) + 1), values, style, label=(prefix or "train_") + key)
         ax.set(xlabel="epoch", title=key)
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
         ax.legend()
     plt.close(fig)
     return fig
@@ -97,22 +101,30 @@ def plot_latency_vs_accuracy(table, x: str = "latency_p50_ms", y: str = "accurac
                     ha="center", va="center", fontsize=8)
     ax.set(xlabel=x.replace("_", " "), ylabel=y.replace("_", " "), title="latency vs accuracy (bubble = size)")
     ax.margins(0.2)
+    ax.set_xlim(left=0)  # from zero: small latency differences should look small
     plt.close(fig)
     return fig
 
 
-def plot_bench(rows: list[dict]):
-    """Bar charts of the benchmark: training throughput, inference throughput and single-text latency."""
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+def plot_bench(rows: list[dict], titles: dict | None = None, caption: str = ""):
+    """Bar charts of the benchmark: training throughput, inference throughput and single-text latency.
+
+    Args:
+      rows: bench rows (``name`` plus figures).  titles: readable names per row name.  caption: under the chart.
+    """
+    titles = titles or {}
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4))
     panels = [("train_examples_per_s", "training examples/s"), ("throughput_per_s", "inference texts/s"),
               ("latency_p50_ms", "single-text latency p50 (ms)")]
     for ax, (key, title) in zip(axes, panels):
         kept = [r for r in rows if r.get(key) is not None]
-        ax.barh([r["name"] for r in kept], [r[key] for r in kept], color="steelblue")
+        ax.barh([titles.get(r["name"], r["name"]) for r in kept], [r[key] for r in kept], color="steelblue")
         for i, r in enumerate(kept):
             ax.annotate(f"{r[key]:.3g}", (r[key], i), va="center", fontsize=8)
         ax.set(title=title)
         ax.invert_yaxis()
     fig.tight_layout()
+    if caption:
+        fig.text(0.5, -0.03, caption, ha="center", va="top", fontsize=9, wrap=True)
     plt.close(fig)
     return fig

@@ -44,7 +44,7 @@ def small_data(emotion, tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_models(emotion) -> dict[str, str]:
     """Tiny random checkpoints of every family (built once, cached)."""
-    from ktrain_recipes import tiny
+    import tiny_models as tiny
 
     texts = emotion.texts("train")[:3000]
     return {f: tiny.tiny_model(f, texts) for f in tiny.FAMILIES}
@@ -54,6 +54,21 @@ def tiny_models(emotion) -> dict[str, str]:
 def tiny_predictor(tiny_models, small_data, tmp_path_factory) -> Path:
     """A predictor trained (one epoch) from the tiny BERT, shared by predictor and CLI tests."""
     out = tmp_path_factory.mktemp("pred") / "bert"
-    ktrain_recipes.run_recipe(tiny_models["bert"], data=str(small_data), out=out, epochs=1, batch_size=16,
-                              lr=1e-3, seed=3)
+    ktrain_recipes.run_recipe(ktrain_recipes.RecipeConfig(tiny_models["bert"], data=str(small_data), out=str(out),
+                                                          epochs=1, batch_size=16, lr=1e-3, seed=3))
     return out
+
+
+def build_learner(model_path: str, ds, batch_size: int = 16, maxlen: int | str = "auto", seed: int = 0,
+                  train=None, val=None):
+    """The notebooks' steps, from text.Transformer to ktrain.get_learner (bucketed); returns (t, learner)."""
+    import ktrain
+    from ktrain import text
+
+    train = train or (ds.texts("train"), ds.labels("train"))
+    val = val or (ds.texts("validation"), ds.labels("validation"))
+    maxlen = ktrain_recipes.resolve_maxlen(maxlen, ktrain_recipes.load_tokenizer(model_path), train[0])
+    t = text.Transformer(model_path, maxlen=maxlen, class_names=ds.label_names, batch_size=batch_size)
+    trn = ktrain_recipes.bucket_batches(t.preprocess_train(train[0], ds.label_ids(train[1]), verbose=0), seed)
+    vdata = ktrain_recipes.bucket_batches(t.preprocess_test(val[0], ds.label_ids(val[1]), verbose=0), seed)
+    return t, ktrain.get_learner(t.get_classifier(), train_data=trn, val_data=vdata, batch_size=batch_size)

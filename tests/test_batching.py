@@ -1,13 +1,13 @@
 import numpy as np
 
 import ktrain_recipes as kr
+from conftest import build_learner
 
 
 def test_bucketed_batches_cover_every_example_once_and_reshuffle(tiny_models, emotion):
     texts, labels = kr.sample(emotion.texts("train"), emotion.labels("train"), 400, seed=2)
-    tok = kr.load_tokenizer(tiny_models["bert"])
-    t = kr.build_transformer(tiny_models["bert"], kr.resolve_maxlen("auto", tok, texts), emotion.label_names, 16)
-    learner = kr.get_learner(t, (texts, labels), (texts[:50], labels[:50]), 16, bucketing=True, seed=0)
+    t, learner = build_learner(tiny_models["bert"], emotion, 16, train=(texts, labels), val=(texts[:50], labels[:50]))
+    assert isinstance(learner.train_data, kr.bucket_batches.__globals__["BucketedDataset"])
     assert type(learner).__name__ == "TransformerTextClassLearner"  # ktrain still sees its own dataset type
     data = learner.train_data
     epochs = [data.batch_indices(train=True) for _ in range(2)]
@@ -35,7 +35,9 @@ def test_padding_length_does_not_change_what_the_model_learns(tiny_models, emoti
 
     texts, labels = kr.sample(emotion.texts("train"), emotion.labels("train"), 8, seed=4)
     y = tf.constant([emotion.label_names.index(label) for label in labels])
-    t = kr.build_transformer(tiny_models["bert"], 128, emotion.label_names, 8)
+    from ktrain import text
+
+    t = text.Transformer(tiny_models["bert"], maxlen=128, class_names=emotion.label_names, batch_size=8)
     model, tok = t.get_classifier(), kr.load_tokenizer(tiny_models["bert"])
     loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from ktrain_recipes import cli, compare_runs, recommend
+from ktrain_recipes import RecipeConfig, cli, compare_runs, recommend
 from ktrain_recipes.bench import PeakRSS, run_bench
 
 ROW_KEYS = ["name", "train_examples_per_s", "val_accuracy", "val_macro_f1", "latency_p50_ms", "latency_p95_ms",
@@ -10,8 +10,8 @@ ROW_KEYS = ["name", "train_examples_per_s", "val_accuracy", "val_macro_f1", "lat
 
 
 def test_bench_tiny_mode_writes_json_table_and_chart(tiny_models, small_data, tmp_path):
-    result = run_bench(model=tiny_models["bert"], data=str(small_data), limit=48, eval_limit=30, epochs=1,
-                       out=tmp_path / "bench", assets=tmp_path / "assets")
+    config = RecipeConfig(tiny_models["bert"], data=str(small_data), limit=48, eval_limit=30, epochs=1)
+    result = run_bench(config, out=tmp_path / "bench", assets=tmp_path / "assets")
     saved = json.loads((tmp_path / "bench" / "bench.json").read_text())
     assert saved["ratios"] == pytest.approx(result["ratios"])
     assert [r["name"] for r in saved["rows"]] == ["a_tutorial_recipe", "b_default_recipe", "c_ktrain_predictor",
@@ -50,6 +50,26 @@ def test_peak_rss_sees_an_allocation():
 
 def test_bench_cli_delegates(monkeypatch):
     seen = {}
-    monkeypatch.setattr("ktrain_recipes.bench.run_bench", lambda **kw: seen.update(kw))
+    monkeypatch.setattr("ktrain_recipes.bench.run_bench", lambda config, **kw: seen.update(kw, config=config))
     assert cli.main(["bench", "--limit", "10", "--epochs", "1", "--predictor", "p"]) == 0
-    assert seen["limit"] == 10 and seen["epochs"] == 1 and seen["predictor"] == "p" and seen["model"] == "minilm"
+    config = seen["config"]
+    assert (config.limit, config.epochs, config.model, seen["predictor"]) == (10, 1, "minilm", "p")
+    assert cli.main(["bench"]) == 0 and (seen["config"].limit, seen["config"].epochs) == (400, 2)
+    assert cli.main(["bench", "--limit", "all", "--epochs", "4"]) == 0
+    assert (seen["config"].limit, seen["config"].epochs) == (None, 4)
+    with pytest.raises(SystemExit):
+        cli.main(["bench", "--limit", "lots"])
+    assert cli.main(["bench", "--epochs", "0"]) == 1  # refused at once, not after minutes of training
+
+
+def test_bench_refuses_an_out_folder_that_is_not_a_bench_run(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(kr_error()):
+        run_bench(RecipeConfig(), out=tmp_path)
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def kr_error():
+    from ktrain_recipes import RecipesError
+
+    return RecipesError

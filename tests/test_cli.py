@@ -4,28 +4,57 @@ import sys
 
 import pytest
 
-from ktrain_recipes import cli
+from ktrain_recipes import RecipeConfig, cli
+from ktrain_recipes.config import config_fields
 
 
 def test_train_delegates_flags_to_run_recipe(monkeypatch):
     seen = {}
-    monkeypatch.setattr("ktrain_recipes.recipe.run_recipe", lambda **kw: seen.update(kw))
+    monkeypatch.setattr("ktrain_recipes.recipe.run_recipe", lambda config: seen.update(config=config))
     assert cli.main(["train", "--model", "bert", "--out", "o", "--maxlen", "64", "--batch-size", "8", "--lr",
                      "3e-5", "--epochs", "2", "--limit", "100", "--seed", "1", "--lr-find", "--data", "d"]) == 0
-    assert seen == dict(model="bert", data="d", out="o", maxlen=64, batch_size=8, lr=3e-5, epochs=2, limit=100,
-                        eval_limit=None, seed=1, lr_find=True, overwrite=False, resume=False, bucketing=True)
+    assert seen["config"] == RecipeConfig(model="bert", data="d", out="o", maxlen=64, batch_size=8, lr=3e-5, epochs=2,
+                                          limit=100, eval_limit=None, seed=1, lr_find=True, overwrite=False,
+                                          resume=False, bucketing=True)
     # the tutorial's recipe from the command line: every text padded to 512, batch 6
     cli.main(["train", "--out", "o", "--maxlen", "max", "--batch-size", "6", "--no-bucketing"])
-    assert (seen["maxlen"], seen["batch_size"], seen["bucketing"]) == ("max", 6, False)
+    assert (seen["config"].maxlen, seen["config"].batch_size, seen["config"].bucketing) == ("max", 6, False)
 
 
-def test_bench_runs_on_a_slice_or_on_all_the_data(monkeypatch):
-    seen = {}
-    monkeypatch.setattr("ktrain_recipes.bench.run_bench", lambda **kw: seen.update(kw))
-    assert cli.main(["bench"]) == 0 and (seen["limit"], seen["epochs"]) == (400, 2)
-    assert cli.main(["bench", "--limit", "all", "--epochs", "4"]) == 0 and (seen["limit"], seen["epochs"]) == (None, 4)
+def test_every_setting_has_a_flag_with_help_and_its_default():
+    parser = cli.build_parser()
+    train = parser._subparsers._group_actions[0].choices["train"]
+    flags = {a.dest: a for a in train._actions}
+    for f in config_fields():
+        assert f.name in flags, f"RecipeConfig.{f.name} has no train flag"
+        assert flags[f.name].help == f.metadata["help"] and flags[f.name].default == f.default
+    assert "(default: auto)" in train.format_help().replace("\n", " ").replace("  ", " ")
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--lr", "nan"], "--lr must be a finite number above 0"),
+    (["--lr", "-1"], "--lr must be a finite number above 0"),
+    (["--lr", "0"], "--lr must be a finite number above 0"),
+    (["--batch-size", "0"], "--batch-size must be at least 1"),
+    (["--batch-size", "-1"], "--batch-size must be at least 1"),
+    (["--epochs", "0"], "--epochs must be at least 1 (0 only with --resume)"),
+    (["--epochs", "-1"], "--epochs must be at least 1"),
+    (["--seed", "-1"], "--seed must be at least 0"),
+    (["--limit", "0"], "--limit must be at least 1"),
+    (["--eval-limit", "0"], "--eval-limit must be at least 1"),
+    (["--maxlen", "4"], "--maxlen must be at least 8"),
+])
+def test_settings_out_of_range_are_refused_at_parse_time(flags, message, capsys, monkeypatch):
+    monkeypatch.setattr("ktrain_recipes.recipe.run_recipe", lambda config: pytest.fail("should not train"))
+    assert cli.main(["train", "--out", "o", *flags]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == f"error: {message}" or (err.startswith(f"error: {message}") and "\n" not in err)
+
+
+def test_version(capsys):
     with pytest.raises(SystemExit):
-        cli.main(["bench", "--limit", "lots"])
+        cli.main(["--version"])
+    assert capsys.readouterr().out.startswith("ktrain-recipes ")
 
 
 def test_models_lists_the_registry(capsys):
@@ -38,6 +67,8 @@ def test_models_lists_the_registry(capsys):
     (["train", "--model", "bret", "--out", "x", "--data", "."], "unknown model 'bret'"),
     (["evaluate", "--predictor", "no-such-dir"], "does not exist"),
     (["predict", "--predictor", "p"], "either TEXT arguments or --input"),
+    (["evaluate", "--predictor", "p", "--json", "/no/such/dir/out.json"], "cannot write '/no/such/dir/out.json'"),
+    (["train", "--out", "/proc/x/pred", "--data", "."], "cannot write in '/proc/x'"),
 ])
 def test_user_errors_are_one_line_and_exit_1(args, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -65,3 +96,24 @@ def test_evaluate_json_and_predict(tiny_predictor, small_data, tmp_path, capsys)
     assert cli.main(["predict", "--predictor", str(tiny_predictor), "--input", str(texts), "--proba"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 2 and lines[0].endswith("\ti am happy") and "joy=" in lines[0]
+    # a newline or tab inside a text cannot break the one-line-per-text output
+    assert cli.main(["predict", "--predictor", str(tiny_predictor), "two\nlines\tand a tab"]) == 0
+    assert capsys.readouterr().out.strip().split("\t")[1] == "two\\nlines\\tand a tab"
+
+
+def test_predict_json_and_csv_output_parse_back(tiny_predictor, tmp_path, capsys):
+    import csv
+
+    table = tmp_path / "in.csv"
+    table.write_text('id,text\n7,"i am happy, really"\n8,i am sad\n')
+    assert cli.main(["predict", "--predictor", str(tiny_predictor), "--input", str(table), "--format", "json",
+                     "--proba"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert [r["id"] for r in records] == ["7", "8"] and records[0]["text"] == "i am happy, really"
+    assert abs(sum(records[0][f"p_{n}"] for n in ["sadness", "joy", "love", "anger", "fear", "surprise"]) - 1) < 1e-3
+    out = tmp_path / "out.csv"
+    assert cli.main(["predict", "--predictor", str(tiny_predictor), "--input", str(table), "--format", "csv",
+                     "--output", str(out)]) == 0
+    rows = list(csv.DictReader(out.open()))
+    assert list(rows[0])[:3] == ["id", "text", "label"] and "p_surprise" in rows[0] and len(rows) == 2
+    assert rows[1]["label"] == records[1]["label"]

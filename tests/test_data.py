@@ -99,9 +99,34 @@ def test_sample_is_stratified_and_reproducible(emotion):
 
 def test_read_texts(tmp_path):
     write(tmp_path, "in.txt", "first one\n\nsecond; with semicolon\n")
-    assert read_texts(tmp_path / "in.txt") == ["first one", "second; with semicolon"]
+    assert list(read_texts(tmp_path / "in.txt")["text"]) == ["first one", "second; with semicolon"]
     write(tmp_path, "in.csv", 'id,text\n1,"hello, world"\n')
-    assert read_texts(tmp_path / "in.csv") == ["hello, world"]
+    assert read_texts(tmp_path / "in.csv").to_dict("list") == {"id": ["1"], "text": ["hello, world"]}
+    write(tmp_path, "UPPER.CSV", "text\nhello\n")  # the header is a header, whatever the suffix's case
+    assert list(read_texts(tmp_path / "UPPER.CSV")["text"]) == ["hello"]
     write(tmp_path, "bad.csv", "id,body\n1,x\n")
     with pytest.raises(RecipesError, match="no 'text' column"):
         read_texts(tmp_path / "bad.csv")
+
+
+def test_binary_or_wrongly_encoded_input_is_refused_naming_the_byte(tmp_path):
+    (tmp_path / "bin.txt").write_bytes(b"fine line\n\xff\xfe\x00garbage")
+    with pytest.raises(RecipesError, match="byte 10 is not valid utf-8.*--encoding"):
+        read_texts(tmp_path / "bin.txt")
+    (tmp_path / "latin.txt").write_bytes("caf\xe9 au lait".encode("latin-1"))
+    assert list(read_texts(tmp_path / "latin.txt", encoding="latin-1")["text"]) == ["caf\xe9 au lait"]
+    with pytest.raises(RecipesError, match="is a folder"):
+        read_texts(tmp_path)
+
+
+def test_two_files_for_one_split_are_refused(tmp_path):
+    write(tmp_path, "train.txt", "a;joy\n")
+    write(tmp_path, "train.csv", "text,label\na,joy\n")
+    with pytest.raises(RecipesError, match="train.txt and train.csv for the train split"):
+        load_emotion(tmp_path)
+
+
+def test_training_labels_missing_a_class_are_refused_before_the_model_loads(emotion):
+    with pytest.raises(RecipesError, match="no example of love, surprise"):
+        emotion.check_trainable(["joy", "sadness", "anger", "fear"])
+    emotion.check_trainable(list(emotion.label_names))

@@ -5,9 +5,10 @@ import sys
 import pytest
 
 import ktrain_recipes as kr
-from ktrain_recipes import RecipesError
-from ktrain_recipes.recipe import choose_maxlen, resolve_maxlen
-from ktrain_recipes.tiny import FAMILIES
+from conftest import build_learner
+from ktrain_recipes import RecipeConfig, RecipesError
+from ktrain_recipes.maxlen import choose_maxlen, resolve_maxlen
+from tiny_models import FAMILIES
 
 
 def test_choose_maxlen_rounds_quantile_up_to_multiple_of_8():
@@ -29,21 +30,23 @@ def test_resolve_maxlen_reports_truncation(tiny_models, capsys):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_every_family_trains_saves_loads_and_predicts(family, tiny_models, small_data, tmp_path):
     out = tmp_path / family
-    metrics = kr.run_recipe(tiny_models[family], data=str(small_data), out=out, epochs=1, batch_size=16,
-                            lr=1e-3, seed=1, lr_find=family == "bert")
+    config = RecipeConfig(tiny_models[family], data=str(small_data), out=str(out), epochs=1, batch_size=16, lr=1e-3,
+                          seed=1, lr_find=family == "bert")
+    metrics = kr.run_recipe(config)
     saved = json.loads((out / "metrics.json").read_text())
     for key in ["accuracy", "macro_f1", "report", "confusion_matrix", "train_seconds", "inference_ms_per_text",
-                "maxlen", "batch_size", "lr", "epochs", "seed", "model_id", "versions"]:
+                "maxlen", "batch_size", "lr", "epochs", "seed", "model_id", "versions", "settings"]:
         assert key in saved, key
+    assert saved["settings"] == config.settings()  # every setting of the one settings object is recorded
     assert saved["n"] == 60 and saved["accuracy"] == metrics["accuracy"]
     assert saved["optimizer_steps"] == 10  # 150 texts in batches of 16, one epoch
     assert sum(map(sum, saved["confusion_matrix"])) == 60
     assert (out / "confusion_matrix.png").stat().st_size > 1000
     assert (out / "lr_find.png").exists() == (family == "bert")
-    predictor = kr.load_predictor(out)
-    labels = kr.predict(predictor, ["i feel wonderful today", "i am scared"])
+    predictor = kr.load_checked_predictor(out)
+    labels = kr.classify(predictor, ["i feel wonderful today", "i am scared"])
     assert len(labels) == 2 and set(labels) <= set(kr.EMOTION_LABELS)
-    proba = kr.predict(predictor, ["i feel wonderful today"], proba=True)
+    proba = kr.classify(predictor, ["i feel wonderful today"], proba=True)
     assert proba.shape == (1, 6) and abs(proba.sum() - 1) < 1e-4
     assert not list(tmp_path.glob(".*partial*"))  # no staging folder left behind
 
@@ -64,12 +67,22 @@ def test_same_seed_same_metrics_in_separate_runs(tiny_models, small_data, tmp_pa
 def test_refuses_non_empty_out_before_training(tmp_path, small_data):
     (tmp_path / "keep.txt").write_text("precious")
     with pytest.raises(RecipesError, match="not empty.*--overwrite"):
-        kr.run_recipe("minilm", data=str(small_data), out=tmp_path)
+        kr.run_recipe(RecipeConfig("minilm", data=str(small_data), out=str(tmp_path)))
     assert (tmp_path / "keep.txt").read_text() == "precious"
 
 
-def test_ctrl_c_keeps_the_best_epoch_and_resume_saves_it(tiny_models, small_data, tmp_path):
-    import numpy as np
+def test_overwrite_never_replaces_a_data_folder(small_data, tmp_path):
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(small_data, data)
+    before = sorted(p.name for p in data.iterdir())
+    with pytest.raises(RecipesError, match="not a predictor saved by ktrain_recipes.*train.txt"):
+        kr.run_recipe(RecipeConfig("minilm", data=str(data), out=str(data), overwrite=True))
+    assert sorted(p.name for p in data.iterdir()) == before
+
+
+def _ctrl_c_in_second_epoch():
     import tensorflow as tf
 
     class CtrlCInSecondEpoch(tf.keras.callbacks.Callback):
@@ -85,25 +98,60 @@ def test_ctrl_c_keeps_the_best_epoch_and_resume_saves_it(tiny_models, small_data
             if self.epoch == 1 and batch == 2:
                 raise KeyboardInterrupt
 
+    return CtrlCInSecondEpoch()
+
+
+def test_ctrl_c_keeps_the_best_epoch_and_resume_of_the_same_run_saves_it(tiny_models, small_data, tmp_path):
+    import numpy as np
+
+    from ktrain_recipes.train import Checkpoint
+
     ds = kr.load_emotion(small_data)
-    tok = kr.load_tokenizer(tiny_models["electra"])
-    t = kr.build_transformer(tiny_models["electra"], kr.resolve_maxlen("auto", tok, ds.texts("train")),
-                             ds.label_names, 16)
-    learner = kr.get_learner(t, (ds.texts("train"), ds.labels("train")),
-                             (ds.texts("validation"), ds.labels("validation")), 16)
-    checkpoint = tmp_path / ".run.checkpoint.h5"
-    ctrl_c = CtrlCInSecondEpoch()
-    trained = kr.fit(learner, 1e-3, 3, checkpoint, callbacks=[ctrl_c])
-    assert trained["interrupted"] and len(trained["history"]["loss"]) == 1
+    model = tiny_models["electra"]
+    t, learner = build_learner(model, ds, 16, seed=42)
+    out = tmp_path / "run"
+    identity = {"model": model, "labels": ds.label_names, "maxlen": t.maxlen, "seed": 42, "bucketing": True}
+    checkpoint = Checkpoint(out, identity)
+    ctrl_c = _ctrl_c_in_second_epoch()
+    trained = kr.fit_with_checkpoint(learner, 1e-3, 3, checkpoint, checkpoint.start_fresh(), callbacks=[ctrl_c])
+    assert trained["interrupted"] and len(trained["history"]["loss"]) == 1 and trained["epochs_completed"] == 1
     # the weights are those at the end of epoch 1, not the half-trained ones of epoch 2
     assert all(np.array_equal(a, b) for a, b in zip(ctrl_c.best, learner.model.get_weights()))
 
+    config = RecipeConfig(model, data=str(small_data), out=str(out), batch_size=16, lr=1e-3, resume=True)
     with pytest.raises(RecipesError, match="nothing to resume"):
-        kr.run_recipe(tiny_models["electra"], data=str(small_data), out=tmp_path / "other", resume=True)
-    metrics = kr.run_recipe(tiny_models["electra"], data=str(small_data), out=tmp_path / "run", epochs=0,
-                            batch_size=16, resume=True)
-    assert metrics["epochs_completed"] == 0 and kr.load_predictor(tmp_path / "run")
-    assert not checkpoint.exists()  # a completed save clears the checkpoint
+        kr.run_recipe(RecipeConfig(model, data=str(small_data), out=str(tmp_path / "other"), epochs=0, resume=True))
+    with pytest.raises(RecipesError, match="from a run with other seed"):
+        kr.run_recipe(RecipeConfig(model, data=str(small_data), out=str(out), epochs=0, resume=True, seed=5))
+    metrics = kr.run_recipe(RecipeConfig(**{**config.settings(), "epochs": 1}))
+    # the whole run is recorded: the interrupted leg's epoch and this one's
+    assert metrics["epochs_completed"] == 2 and len(metrics["history"]["loss"]) == 2
+    assert metrics["train_seconds"] > trained["train_seconds"] and kr.load_checked_predictor(out)
+    assert not checkpoint.weights.exists() and not checkpoint.info.exists()  # a completed save clears it
+
+
+def test_a_stale_checkpoint_is_removed_by_a_fresh_run_never_restored(tiny_models, small_data, tmp_path, capsys):
+    out = tmp_path / "run"
+    stale = tmp_path / ".run.checkpoint.h5"
+    stale.write_bytes(b"weights of another run")
+    kr.run_recipe(RecipeConfig(tiny_models["bert"], data=str(small_data), out=str(out), epochs=1, batch_size=16,
+                               lr=1e-3))
+    assert "removed the checkpoint .run.checkpoint.h5 of an earlier run" in capsys.readouterr().out
+    assert not stale.exists()
+
+
+def test_a_truncated_checkpoint_gets_one_line(tiny_models, small_data, tmp_path):
+    from ktrain_recipes.train import Checkpoint
+
+    ds = kr.load_emotion(small_data)
+    model = tiny_models["bert"]
+    maxlen = resolve_maxlen("auto", kr.load_tokenizer(model), ds.texts("train"), verbose=False)
+    checkpoint = Checkpoint(tmp_path / "run", {"model": model, "labels": ds.label_names, "maxlen": maxlen,
+                                               "seed": 42, "bucketing": True})
+    checkpoint.write({"run_id": "x", "epochs_completed": 1, "train_seconds": 1.0, "history": {}})
+    checkpoint.weights.write_bytes(b"\x89HDF\r\n\x1a\n truncated")
+    with pytest.raises(RecipesError, match="truncated or unreadable"):
+        kr.run_recipe(RecipeConfig(model, data=str(small_data), out=str(tmp_path / "run"), epochs=0, resume=True))
 
 
 def test_out_of_memory_suggests_a_smaller_batch(capsys):
@@ -120,12 +168,19 @@ def test_out_of_memory_suggests_a_smaller_batch(capsys):
             raise tf.errors.ResourceExhaustedError(None, None, "OOM when allocating tensor")
 
     with pytest.raises(RecipesError, match="out of memory at batch size 64: try --batch-size 32"):
-        kr.fit(Learner(), 1e-4, 1)
-    assert "only 10 optimizer steps" in capsys.readouterr().out  # fit warns before it starts
+        kr.fit_with_checkpoint(Learner(), 1e-4, 1)
+    assert "only 10 optimizer steps" in capsys.readouterr().out  # the note comes before training starts
+
+
+def test_a_nan_loss_stops_training_and_saves_nothing(tiny_models, small_data, tmp_path):
+    ds = kr.load_emotion(small_data)
+    _, learner = build_learner(tiny_models["bert"], ds, 16)
+    with pytest.raises(RecipesError, match="loss became NaN.*lower --lr"):
+        kr.fit_with_checkpoint(learner, 1e12, 1)
 
 
 def test_few_optimizer_steps_get_a_note_saying_what_to_do():
-    from ktrain_recipes.recipe import few_steps_note, optimizer_steps
+    from ktrain_recipes.train import few_steps_note, optimizer_steps
 
     assert optimizer_steps(400, 32, 2) == 26 and optimizer_steps(16000, 32, 4) == 2000
     note = few_steps_note(400, 32, 2)

@@ -1,9 +1,11 @@
-"""Tiny, randomly initialised checkpoints of each model family, built offline.
+"""Test-only: tiny, randomly initialised checkpoints of each model family, built offline.
 
-No BERT/RoBERTa/DistilBERT/ALBERT/ELECTRA weights can be downloaded here, so tests and the
-notebooks' smoke runs (``KTRAIN_RECIPES_SMOKE=1``) use these: the real architecture and
-tokenizer type of each family, trained on local text, at a size that fine-tunes in seconds.
-They learn little; they exist to exercise every code path, not to be accurate.
+CI cannot download BERT/RoBERTa/DistilBERT/ALBERT/ELECTRA weights, so the tests and the notebooks'
+smoke runs use these: the real architecture and tokenizer type of each family, trained on local
+text, at a size that fine-tunes in seconds. They learn little; they exercise every code path.
+
+``python tests/tiny_models.py SMOKE.json`` builds them and writes the overrides file that
+``ktrain_recipes.ci_overrides`` reads when $KTRAIN_RECIPES_SMOKE names it (see the Makefile).
 """
 
 from __future__ import annotations
@@ -12,17 +14,12 @@ import os
 import tempfile
 from pathlib import Path
 
-from . import compat  # noqa: F401
+import ktrain_recipes  # noqa: F401  (compat shims before TensorFlow)
 
 FAMILIES = ["bert", "roberta", "distilbert", "albert", "electra"]
 _SIZE = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
              max_position_embeddings=130)
 WORDPIECE_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-
-
-def smoke_mode() -> bool:
-    """True when notebooks should run a seconds-long smoke run (``KTRAIN_RECIPES_SMOKE=1``, set by make test)."""
-    return os.environ.get("KTRAIN_RECIPES_SMOKE") == "1"
 
 
 def build_tiny_model(family: str, folder: str | os.PathLike, texts: list[str], vocab_size: int = 800) -> Path:
@@ -51,8 +48,8 @@ def build_tiny_model(family: str, folder: str | os.PathLike, texts: list[str], v
 
 def tiny_model(family: str, texts: list[str] | None = None) -> str:
     """Return the folder of a cached tiny ``family`` model, building it on first use from emotion text."""
-    from .data import load_emotion
-    from .models import cache_dir
+    from ktrain_recipes.data import load_emotion
+    from ktrain_recipes.models import cache_dir
 
     if texts is None:
         texts = load_emotion().texts("train")[:3000]
@@ -112,3 +109,28 @@ def _unigram_tokenizer(family: str, texts: list[str], vocab_size: int, work: Pat
         eos_piece="[SEP]", user_defined_symbols=["[MASK]"], minloglevel=2,
     )
     return AlbertTokenizerFast(vocab_file=str(work / "spiece.model"), model_max_length=128)
+
+
+# The registry names and hub ids the notebooks use, mapped to the tiny family that stands in for them.
+STAND_INS = {"bert": "bert", "bert-base-uncased": "bert", "roberta": "roberta", "roberta-base": "roberta",
+             "distilbert": "distilbert", "distilbert-base-uncased": "distilbert", "albert": "albert",
+             "albert-base-v2": "albert", "electra": "electra"}
+SMOKE_SETTINGS = {"limit": 200, "eval_limit": 100, "epochs": 1, "lr": 1e-3}
+
+
+def write_smoke_overrides(path: str | os.PathLike) -> dict:
+    """Build the tiny models and write the CI overrides file for the notebooks; return its content."""
+    import json
+
+    models = {name: tiny_model(family) for name, family in STAND_INS.items()}
+    content = {"models": models, "settings": SMOKE_SETTINGS}
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(content, indent=2))
+    return content
+
+
+if __name__ == "__main__":
+    import sys
+
+    write_smoke_overrides(sys.argv[1])
+    print(f"wrote {sys.argv[1]}")

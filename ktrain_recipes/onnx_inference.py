@@ -1,4 +1,5 @@
-"""The fast inference path: a saved predictor exported to ONNX (tf2onnx), int8-quantized, run by onnxruntime.
+"""The fast inference path (``--fast``): a saved predictor exported to ONNX (tf2onnx), int8-quantized,
+run by onnxruntime.
 
 ktrain's own ``export_model_to_onnx`` fails on this stack (it goes through TF-Lite, which rejects
 ``Erfc``), and tf2onnx on the plain model writes an ``Erfc`` node that onnxruntime refuses. tf_keras'
@@ -16,7 +17,7 @@ import numpy as np
 
 from . import compat  # noqa: F401
 from .errors import RecipesError
-from .predictor import MANIFEST, load_predictor, read_manifest, sha256_file
+from .saving import MANIFEST, load_checked_predictor, read_manifest, sha256_file, write_json_atomic
 
 ONNX_FP32 = "model.onnx"
 ONNX_INT8 = "model.int8.onnx"
@@ -53,7 +54,7 @@ def export_onnx(folder: str | os.PathLike, quantize: bool = True) -> dict[str, P
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     folder = Path(folder)
-    predictor = load_predictor(folder)
+    predictor = load_checked_predictor(folder)
     model = predictor.model
     _use_erf_gelu(model)
     keys = ["input_ids", "attention_mask"] + (["token_type_ids"] if predictor.preproc.use_token_type_ids else [])
@@ -81,9 +82,7 @@ def _add_to_manifest(folder: Path, paths, keys: list[str]) -> None:
     manifest = json.loads((folder / MANIFEST).read_text())
     manifest["files"].update({p.name: sha256_file(p) for p in paths})
     manifest["onnx_inputs"] = keys
-    tmp = folder / f".{MANIFEST}.partial"
-    tmp.write_text(json.dumps(manifest, indent=2))
-    os.replace(tmp, folder / MANIFEST)  # atomic: the manifest is never half-written
+    write_json_atomic(folder / MANIFEST, manifest)
 
 
 class _Preproc:
@@ -99,19 +98,23 @@ class _Preproc:
 class OnnxPredictor:
     """A saved predictor run by onnxruntime: same ``predict``/``get_classes`` interface as ktrain's."""
 
-    def __init__(self, folder: str | os.PathLike, int8: bool = True, batch_size: int = 64):
+    def __init__(self, folder: str | os.PathLike, int8: bool = True, batch_size: int = 64, strict: bool = False):
         import onnxruntime as ort
         from transformers import AutoTokenizer
 
         folder = Path(folder)
-        manifest = read_manifest(folder)
+        manifest = read_manifest(folder, strict)
         path = folder / (ONNX_INT8 if int8 else ONNX_FP32)
         if path.name not in manifest["files"]:
             raise RecipesError(f"'{folder}' has no {path.name}: run `python -m ktrain_recipes export "
                                f"--predictor {folder}` first")
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        try:
+            self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own exception types for unreadable models
+            raise RecipesError(f"'{path}' cannot be loaded by onnxruntime ({str(exc).splitlines()[0][:120]}): "
+                               f"re-run `python -m ktrain_recipes export --predictor {folder}`") from None
         self.inputs = manifest["onnx_inputs"]
         self.classes = manifest["label_names"]
         self.preproc = _Preproc(AutoTokenizer.from_pretrained(folder), manifest["maxlen"])
@@ -139,6 +142,6 @@ class OnnxPredictor:
         return exp / exp.sum(axis=1, keepdims=True)
 
 
-def load_fast_predictor(folder: str | os.PathLike, int8: bool = True) -> OnnxPredictor:
+def load_onnx_predictor(folder: str | os.PathLike, int8: bool = True, strict: bool = False) -> OnnxPredictor:
     """Load the ONNX (int8 by default) copy of a saved predictor."""
-    return OnnxPredictor(folder, int8=int8)
+    return OnnxPredictor(folder, int8=int8, strict=strict)

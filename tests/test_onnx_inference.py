@@ -5,8 +5,8 @@ import pytest
 
 import ktrain_recipes as kr
 from ktrain_recipes import RecipesError, cli
-from ktrain_recipes.fast import export_onnx, load_fast_predictor
-from ktrain_recipes.predictor import read_manifest
+from ktrain_recipes.onnx_inference import export_onnx, load_onnx_predictor
+from ktrain_recipes.saving import read_manifest
 
 
 @pytest.fixture(scope="module")
@@ -14,7 +14,7 @@ def exported(tiny_predictor, tmp_path_factory):
     folder = tmp_path_factory.mktemp("fast") / "pred"
     shutil.copytree(tiny_predictor, folder)
     with pytest.raises(RecipesError, match="run `python -m ktrain_recipes export"):
-        load_fast_predictor(folder)
+        load_onnx_predictor(folder)
     export_onnx(folder)
     return folder
 
@@ -27,9 +27,9 @@ def test_export_writes_both_models_into_the_predictor_and_its_manifest(exported)
 
 def test_onnx_matches_ktrain(exported, emotion):
     texts = emotion.texts("validation")[:64]
-    reference = kr.predict(kr.load_predictor(exported), texts, proba=True)
-    fp32 = kr.predict(load_fast_predictor(exported, int8=False), texts, proba=True)
-    int8 = kr.predict(load_fast_predictor(exported), texts, proba=True)
+    reference = kr.classify(kr.load_checked_predictor(exported), texts, proba=True)
+    fp32 = kr.classify(load_onnx_predictor(exported, int8=False), texts, proba=True)
+    int8 = kr.classify(load_onnx_predictor(exported), texts, proba=True)
     assert np.abs(reference - fp32).max() < 1e-4
     assert np.abs(reference - int8).max() < 0.05 and int8.shape == (64, 6)
 

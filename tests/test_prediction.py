@@ -1,0 +1,36 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+import ktrain_recipes as kr
+from ktrain_recipes import RecipesError
+from ktrain_recipes.prediction import check_texts
+
+
+@pytest.mark.parametrize("texts, message", [
+    ([], "at least one text"),
+    (["fine", "   "], "text 1 is empty"),
+    (["fine", 3], "text 1 is a int"),
+    (None, "at least one text"),
+    (["\x00\x00"], "text 0 is empty or only whitespace/invisible"),
+    (["ok", "\u200b\u200b"], "text 1 is empty"),
+])
+def test_bad_prediction_input_is_rejected(texts, message):
+    with pytest.raises(RecipesError, match=message):
+        check_texts(texts)
+
+
+def test_a_single_string_is_a_list_of_one():
+    assert check_texts("hello") == ["hello"]
+
+
+def test_sequences_of_strings_are_accepted():
+    assert check_texts(pd.Series(["a", "b"])) == ["a", "b"]
+    assert check_texts(np.array(["a", "b"])) == ["a", "b"] and check_texts(("a",)) == ["a"]
+
+
+def test_long_texts_are_truncated_and_counted(tiny_predictor, capsys):
+    predictor = kr.load_checked_predictor(tiny_predictor)
+    labels = kr.classify(predictor, ["short", "very long " * 400])
+    assert len(labels) == 2
+    assert "1 of 2 texts exceed maxlen" in capsys.readouterr().err

@@ -1,0 +1,145 @@
+import json
+import shutil
+
+import pytest
+
+import ktrain_recipes as kr
+from ktrain_recipes import RecipesError
+from ktrain_recipes.saving import read_manifest, save_checked_predictor
+
+
+def test_manifest_records_labels_versions_and_hashes(tiny_predictor):
+    manifest = read_manifest(tiny_predictor)
+    assert manifest["label_names"] == kr.EMOTION_LABELS
+    assert {"tf_model.h5", "tf_model.preproc", "metrics.json", "config.json"} <= set(manifest["files"])
+    assert manifest["versions"]["ktrain"] == "0.41.4" and manifest["maxlen"] >= 8
+
+
+@pytest.fixture
+def copy(tiny_predictor, tmp_path):
+    target = tmp_path / "copy"
+    shutil.copytree(tiny_predictor, target)
+    return target
+
+
+def test_corrupt_missing_or_incompatible_predictors_are_named(copy):
+    with open(copy / "tf_model.h5", "r+b") as f:
+        f.seek(1000)
+        f.write(b"garbage")
+    with pytest.raises(RecipesError, match="tf_model.h5' does not match its checksum"):
+        kr.load_checked_predictor(copy)
+    (copy / "tf_model.h5").unlink()
+    with pytest.raises(RecipesError, match="missing tf_model.h5"):
+        kr.load_checked_predictor(copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["versions"]["transformers"] = "3.0.0"
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.warns(UserWarning, match="saved with transformers 3.0.0.*usually loads"):
+        with pytest.raises(RecipesError, match="missing tf_model.h5"):  # warned, then checked as usual
+            read_manifest(copy)
+    with pytest.raises(RecipesError, match="saved with transformers 3.0.0.*without --strict"):
+        read_manifest(copy, strict=True)
+    (copy / "manifest.json").write_text("{not json")
+    with pytest.raises(RecipesError, match="corrupt"):
+        read_manifest(copy)
+    with pytest.raises(RecipesError, match="does not exist"):
+        read_manifest(copy / "nope")
+
+
+def test_failed_save_keeps_the_previous_predictor(tiny_predictor, copy):
+    predictor = kr.load_checked_predictor(copy)
+    before = sorted(p.name for p in copy.iterdir())
+
+    class Exploding:
+        preproc = predictor.preproc
+
+        def get_classes(self):
+            return predictor.get_classes()
+
+        def save(self, folder):
+            predictor.save(folder)
+            raise KeyboardInterrupt  # killed half-way through writing
+
+    with pytest.raises(KeyboardInterrupt):
+        save_checked_predictor(Exploding(), copy, {"accuracy": 0}, overwrite=True)
+    assert sorted(p.name for p in copy.iterdir()) == before
+    read_manifest(copy)  # still whole
+    assert [p.name for p in copy.parent.iterdir()] == ["copy"]  # no partial folder left
+
+
+def test_overwrite_replaces_atomically(tiny_predictor, copy):
+    predictor = kr.load_checked_predictor(copy)
+    with pytest.raises(RecipesError, match="--overwrite"):
+        save_checked_predictor(predictor, copy, {"accuracy": 0.5})
+    save_checked_predictor(predictor, copy, {"accuracy": 0.5, "model_id": "x"}, overwrite=True)
+    assert read_manifest(copy)["metrics"]["accuracy"] == 0.5
+
+
+
+
+def test_manifest_entries_must_stay_inside_the_folder(copy):
+    manifest = json.loads((copy / "manifest.json").read_text())
+    for entry in ["../../../etc/passwd", "/etc/passwd"]:
+        edited = {**manifest, "files": {**manifest["files"], entry: "0" * 64}}
+        (copy / "manifest.json").write_text(json.dumps(edited))
+        with pytest.raises(RecipesError, match="corrupt.*points outside the folder"):
+            read_manifest(copy)
+    for content in ["[]", json.dumps({k: v for k, v in manifest.items() if k != "files"})]:
+        (copy / "manifest.json").write_text(content)
+        with pytest.raises(RecipesError, match="corrupt"):
+            read_manifest(copy)
+
+
+def test_edited_label_names_are_caught(copy):
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["label_names"] = list(reversed(manifest["label_names"]))
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(RecipesError, match="label names or maxlen were edited"):
+        read_manifest(copy)
+
+
+def test_transformers_reads_our_label_names(tiny_predictor):
+    from transformers import TFAutoModelForSequenceClassification, pipeline
+
+    model = TFAutoModelForSequenceClassification.from_pretrained(tiny_predictor)
+    assert list(model.config.id2label.values()) == kr.EMOTION_LABELS
+    classifier = pipeline("text-classification", model=str(tiny_predictor), framework="tf", dtype=None)
+    assert classifier("i am so happy")[0]["label"] in kr.EMOTION_LABELS
+
+
+KILL_SCRIPT = """
+import sys
+from pathlib import Path
+import ktrain_recipes.saving as saving
+
+class Fake:
+    class preproc:
+        maxlen = 16
+    def get_classes(self):
+        return ["a", "b"]
+    def save(self, folder):
+        Path(folder, "weights.bin").write_text(sys.argv[2])
+
+saving.save_checked_predictor(Fake(), sys.argv[1], {"accuracy": 1.0}, overwrite=True)
+"""
+
+
+@pytest.mark.parametrize("step", ["saved", "moved-aside", "swapped", None])
+def test_a_kill_at_any_step_of_a_save_leaves_a_whole_predictor(tmp_path, step):
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "pred"
+
+    def save(content, kill_at=None):
+        env = {**os.environ, "KTRAIN_RECIPES_KILL_AT": kill_at or ""}
+        return subprocess.run([sys.executable, "-c", KILL_SCRIPT, str(out), content], env=env).returncode
+
+    assert save("old") == 0
+    assert save("new", step) == (9 if step else 0)
+    read_manifest(out)  # whatever the step: a whole predictor is at --out (restored if it was moved aside)
+    assert (out / "weights.bin").read_text() in ({"old", "new"} if step else {"new"})
+    assert save("newer") == 0  # the next write removes what the killed process left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pred"]
+    assert (out / "weights.bin").read_text() == "newer"
