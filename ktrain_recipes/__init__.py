@@ -22,7 +22,7 @@ from .plots import (
     save_figure,
 )
 from .prediction import check_texts, classify, open_predictor, token_lengths
-from .recipe import run_recipe
+from .recipe import record_run, run_recipe
 from .saving import load_checked_predictor, read_manifest, save_checked_predictor
 from .timing import time_inference, timed
 from .train import epoch_timer, few_steps_note, fit_with_checkpoint, optimizer_steps, set_seed

@@ -58,7 +58,7 @@ def run_recipe(config: RecipeConfig, dataset: EmotionData | None = None) -> dict
             else {**record, "epoch_seconds": [], "interrupted": False}
         predictor = ktrain.get_predictor(learner.model, t, batch_size=config.batch_size)
         metrics = _measure(predictor, val, ds.label_names)
-        _record_run(metrics, config, maxlen, trained, learner, n_train=len(train[0]), data=ds.source, **found)
+        record_run(metrics, config, maxlen, trained, learner, n_train=len(train[0]), data=ds.source, **found)
         save_figure(plot_confusion_matrix(metrics), stage / "confusion_matrix.png")
         save_checked_predictor(predictor, out, metrics, stage=stage, overwrite=config.overwrite or config.resume)
         if not trained.get("interrupted"):
@@ -97,8 +97,14 @@ def _measure(predictor, val: tuple[list, list], label_names: list[str]) -> dict:
     return metrics
 
 
-def _record_run(metrics: dict, config: RecipeConfig, maxlen: int, trained: dict, learner, **extra) -> dict:
-    """Add what a run used and measured to its metrics (this is what metrics.json holds)."""
+def record_run(metrics: dict, config: RecipeConfig, maxlen: int, trained: dict, learner, **extra) -> dict:
+    """Add what a run used and measured to its metrics (this is what metrics.json holds).
+
+    Args:
+      metrics: from ``score``, with the ``inference`` timing added.  config: the run's settings.
+      maxlen: the maxlen used.  trained: ``timer.trained()`` or ``fit_with_checkpoint``'s record.
+      learner: the trained ktrain learner.  extra: n_train, data and anything else worth keeping.
+    """
     timing = metrics["inference"]
     metrics.update(config.settings())
     metrics.update(

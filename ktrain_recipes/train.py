@@ -49,13 +49,25 @@ def few_steps_note(n_train: int, batch_size: int, epochs: int) -> str | None:
 
 
 def epoch_timer():
-    """Return a Keras callback whose ``seconds`` list holds each epoch's training time, validation excluded."""
+    """Return a Keras callback that times each epoch (validation excluded) and keeps the loss history.
+
+    Pass it to ``fit_onecycle(..., callbacks=[timer])``; ``timer.trained()`` then returns the record
+    ``record_run`` takes: ``epoch_seconds``, ``train_seconds``, ``epochs_completed``, ``history``.
+    """
     import tensorflow as tf
 
     class EpochTimer(tf.keras.callbacks.Callback):
         def __init__(self):
             super().__init__()
             self.seconds: list[float] = []
+            self.history: dict[str, list[float]] = {}
+            self.wall = 0.0
+
+        def on_train_begin(self, logs=None):
+            self._train_start = time.perf_counter()
+
+        def on_train_end(self, logs=None):
+            self.wall += time.perf_counter() - self._train_start
 
         def on_epoch_begin(self, epoch, logs=None):
             self._start, self._stop = time.perf_counter(), None
@@ -65,6 +77,12 @@ def epoch_timer():
 
         def on_epoch_end(self, epoch, logs=None):
             self.seconds.append((self._stop or time.perf_counter()) - self._start)
+            for k, v in (logs or {}).items():
+                self.history.setdefault(k, []).append(float(v))
+
+        def trained(self) -> dict:
+            return {"epoch_seconds": list(self.seconds), "train_seconds": self.wall,
+                    "epochs_completed": len(self.seconds), "history": self.history, "interrupted": False}
 
     return EpochTimer()
 

@@ -1,10 +1,12 @@
-"""Execute a notebook in place (cwd: notebooks/), for refreshing committed outputs.
+"""Execute a notebook in place (cwd: notebooks/) and record which cell sources its outputs came from.
 
-`make notebooks` runs the smoke versions of 01-06 and commits their (labelled) outputs; the quickstart's
-committed outputs come from a real run: `EMOTION_DATA=... python notebooks/execute.py
+Committed outputs must come from a real run: `EMOTION_DATA=... python notebooks/execute.py
 notebooks/00_quickstart.ipynb`, then `python notebooks/clean_outputs.py notebooks/00_quickstart.ipynb`.
+tests/test_notebooks.py checks the recorded digest against the current cells, so a stale output fails.
 """
 
+import importlib.util
+import os
 import sys
 import time
 from pathlib import Path
@@ -12,9 +14,17 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+HERE = Path(__file__).resolve().parent
+spec = importlib.util.spec_from_file_location("build_notebooks", HERE / "build_notebooks.py")
+build = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(build)
+
+if os.environ.get("KTRAIN_RECIPES_SMOKE"):
+    sys.exit("refusing to record outputs of a CI smoke run: unset KTRAIN_RECIPES_SMOKE")
 path = Path(sys.argv[1])
 nb = nbformat.read(path, as_version=4)
 start = time.time()
 NotebookClient(nb, timeout=None, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+nb.metadata["ktrain_recipes"] = {"executed_sources_sha256": build.sources_digest(build.sources(nb))}
 nbformat.write(nb, path)
 print(f"executed {path} in {time.time() - start:.0f} s")

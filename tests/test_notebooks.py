@@ -31,10 +31,59 @@ def test_outputs_hold_no_machine_paths(name):
         assert marker not in text, f"{name} output mentions {marker}: re-run or strip outputs"
 
 
-@pytest.mark.parametrize("name", [n for n in EXPECTED if n[:2] in ("01", "02", "03", "04")])
-def test_model_notebooks_draw_every_plot(name):
+MODEL_NOTEBOOKS = [n for n in EXPECTED if n[:2] in ("01", "02", "03", "04")]
+KTRAIN_CALLS = ["text.Transformer(", "t.preprocess_train(", "t.preprocess_test(", "t.get_classifier()",
+                "ktrain.get_learner(", "learner.lr_find(", "learner.lr_plot(suggest=True)",
+                "learner.fit_onecycle(config.lr, config.epochs", "learner.validate(class_names=",
+                "learner.view_top_losses(", "ktrain.get_predictor(", "predictor.predict(", "predictor.predict_proba(",
+                "predictor.save(", "ktrain.load_predictor("]
+
+
+@pytest.mark.parametrize("name", MODEL_NOTEBOOKS)
+def test_model_notebooks_call_ktrain_in_the_open(name):
     code = "\n".join(src for kind, src in EXPECTED[name] if kind == "code")
-    for step in ["setup_notebook", "plot_label_distribution", "plot_token_lengths", "find_lr", "plot_lr_find",
-                 "fit(", "plot_history", "report_table", "plot_confusion_matrix", "time_inference",
-                 "save_predictor", "load_predictor"]:
+    for call in KTRAIN_CALLS:
+        assert call in code, call
+    for step in ["setup_notebook", "plot_label_distribution", "plot_token_lengths", "plot_history", "report_table",
+                 "plot_confusion_matrix", "time_inference", "save_checked_predictor", "load_checked_predictor"]:
         assert step in code, step
+
+
+def test_no_helper_shadows_a_ktrain_name():
+    import ktrain
+
+    import ktrain_recipes as kr
+
+    ktrain_names = set(dir(ktrain)) | {"lr_find", "lr_plot", "fit_onecycle", "validate", "view_top_losses",
+                                       "predict", "predict_proba", "save", "get_classifier", "preprocess_train"}
+    public = {n for n in dir(kr) if not n.startswith("_")}
+    assert not public & ktrain_names, public & ktrain_names
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_ci_plumbing_is_one_line_of_the_parameter_cell(name):
+    code = [src for kind, src in EXPECTED[name] if kind == "code"]
+    lines = [line for src in code for line in src.splitlines() if "ci_overrides" in line or "smoke" in line.lower()]
+    assert len(lines) <= 1, lines
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_committed_outputs_are_real_and_come_from_the_current_cells(name):
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    has_outputs = any(c.get("outputs") for c in nb.cells if c.cell_type == "code")
+    if name in MODEL_NOTEBOOKS:
+        assert not has_outputs, f"{name}: commit 01-04 without outputs (or from a real run of that notebook)"
+    if has_outputs:
+        assert build.executed_digest(nb) == build.sources_digest(EXPECTED[name]), (
+            f"{name}: its outputs were made from other cells; re-run notebooks/execute.py or strip them")
+        text = json.dumps([c.get("outputs", []) for c in nb.cells])
+        assert "CI smoke run" not in text and "tiny-" not in text, f"{name}: outputs of a smoke run"
+
+
+def test_the_stale_output_check_can_fail(tmp_path):
+    cells = EXPECTED["00_quickstart.ipynb"]
+    nb = build.build("00_quickstart.ipynb", cells)
+    nb.metadata["ktrain_recipes"] = {"executed_sources_sha256": build.sources_digest(cells)}
+    assert build.executed_digest(nb) == build.sources_digest(cells)
+    changed = [*cells[:-1], ("code", cells[-1][1] + "\n# edited")]
+    assert build.executed_digest(nb) != build.sources_digest(changed)
