@@ -21,7 +21,8 @@ from .plots import (
     plot_token_lengths,
     save_figure,
 )
-from .prediction import check_texts, classify, open_predictor, token_lengths
+from .prediction import check_texts, classify, open_predictor
+from .tokens import token_lengths
 from .recipe import record_run, run_recipe
 from .saving import load_checked_predictor, read_manifest, save_checked_predictor
 from .timing import time_inference, timed

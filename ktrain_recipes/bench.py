@@ -82,7 +82,7 @@ def run_bench(config: RecipeConfig, predictor: str | None = None, out: str | os.
     warm-up (epochs 2+). (c) ktrain's own ``predictor.predict`` against (d) the int8 ONNX fast path
     (length-sorted batches), both for ``predictor`` when given (e.g. a full-data run), else (b)'s.
     """
-    from .data import load_emotion, sample
+    from .data import sample
     from .onnx_inference import export_onnx, load_onnx_predictor
     from .prediction import classify
     from .saving import load_checked_predictor
@@ -91,7 +91,7 @@ def run_bench(config: RecipeConfig, predictor: str | None = None, out: str | os.
     out = Path(out)
     if out.is_file() or (out.is_dir() and any(out.iterdir()) and not (out / "bench.json").exists()):
         raise RecipesError(f"bench --out '{out}' holds files that are not a bench run: choose a new or empty folder")
-    ds = load_emotion(config.data)
+    ds = config.load_data()
     tutorial, tutorial_metrics = _train_row("a_tutorial_recipe", dataclasses.replace(
         config, **TUTORIAL, out=str(out / "a_tutorial_recipe"), overwrite=True), ds)
     default, default_metrics = _train_row("b_default_recipe", dataclasses.replace(

@@ -48,6 +48,9 @@ def config_from_args(args: argparse.Namespace) -> RecipeConfig:
     return config
 
 
+DATA_FIELDS = ["data", "data_config", "text_column", "pair_column", "label_column", "labels", "val_fraction"]
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser for all commands."""
     from . import __version__
@@ -62,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("evaluate", help="score a saved predictor", formatter_class=fmt)
     p.add_argument("--predictor", required=True, help="a predictor folder written by train")
-    p.add_argument("--data", help="local data folder (default: $EMOTION_DATA, else the hub)")
+    add_config_flags(p, only=DATA_FIELDS)
     p.add_argument("--split", default="validation", choices=["validation", "test"], help="the split to score")
     p.add_argument("--limit", type=_flag_type(parse_limit), help="score a stratified sample of N texts")
     p.add_argument("--json", help="also write the metrics to this JSON file")
@@ -74,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("texts", nargs="*", metavar="TEXT", help="texts to classify")
     p.add_argument("--input", help="a file with one text per line, or a .csv with a text column")
     p.add_argument("--encoding", default="utf-8", help="the --input file's text encoding")
+    p.add_argument("--pair-column", help="classify sentence pairs: the .csv column holding each text's second part")
     p.add_argument("--proba", action="store_true", help="also give each label's probability")
     p.add_argument("--format", default="text", choices=["text", "json", "csv"],
                    help="text: label TAB text per line (tabs/newlines escaped); json: a list of records; "
@@ -95,9 +99,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chart", help="save the latency vs accuracy chart here (PNG)")
     p.add_argument("--table", help="write the table to this .csv or .json file")
 
+    p = sub.add_parser("ethics", help="train and score a model on one task of the ETHICS benchmark",
+                       formatter_class=fmt)
+    p.add_argument("--task", required=True, choices=["justice", "deontology", "virtue", "utilitarianism",
+                                                     "commonsense"], help="the ETHICS task")
+    p.add_argument("--split", default="test", choices=["test", "test_hard"], help="the test file to score")
+    p.add_argument("--json", help="also write accuracy, exact_match and n to this JSON file")
+    add_config_flags(p, only=["model", "maxlen", "batch_size", "lr", "epochs", "limit", "seed", "overwrite",
+                              "val_fraction"])
+    p.add_argument("--data", help="a folder laid out like the ETHICS archive (justice/justice_train.csv, ...); "
+                                  "default: the hub's hendrycks/ethics")
+    p.add_argument("--out", help="predictor folder (default: runs/ethics-TASK)")
+
     p = sub.add_parser("bench", help="tutorial recipe vs default recipe, ktrain predictor vs int8 ONNX",
                        formatter_class=fmt)
-    add_config_flags(p, only=["model", "data", "limit", "eval_limit", "epochs", "seed"], limit=400, epochs=2)
+    add_config_flags(p, only=["model", "limit", "eval_limit", "epochs", "seed", *DATA_FIELDS], limit=400, epochs=2)
     p.add_argument("--predictor", help="benchmark inference on this saved predictor (default: the default recipe's)")
     p.add_argument("--out", default="runs/bench", help="where bench.json, bench.md and the runs go")
     p.add_argument("--assets", default="assets", help="where the chart bench.png goes")
@@ -115,8 +131,8 @@ def cmd_evaluate(args) -> None:
 
     if args.json:
         _check_writable_file(args.json)
-    metrics = evaluate_saved(args.predictor, data=args.data, split=args.split, limit=args.limit, fast=args.fast,
-                             strict=args.strict)
+    metrics = evaluate_saved(args.predictor, config_from_args(args), split=args.split, limit=args.limit,
+                             fast=args.fast, strict=args.strict)
     print(format_report(metrics))
     if args.json:
         with open(args.json, "w") as f:
@@ -139,8 +155,13 @@ def cmd_predict(args) -> None:
 
     if bool(args.texts) == bool(args.input):
         raise RecipesError("give either TEXT arguments or --input FILE (one of them)")
-    table = read_texts(args.input, args.encoding) if args.input else None
-    texts = list(table["text"]) if table is not None else args.texts
+    table = read_texts(args.input, args.encoding, args.pair_column) if args.input else None
+    if table is None:
+        texts = args.texts
+    elif args.pair_column:
+        texts = list(zip(table["text"], table[args.pair_column]))
+    else:
+        texts = list(table["text"])
     predictor = open_predictor(args.predictor, args.fast, args.strict)
     probs = classify(predictor, texts, proba=True)
     write_predictions(texts, probs, predictor.get_classes(), args.format, args.proba, args.output, table)
@@ -159,6 +180,18 @@ def cmd_compare(args) -> None:
     write_comparison(args.runs, args.chart, args.table)
 
 
+def cmd_ethics(args) -> None:
+    from .ethics import run_ethics, write_result
+
+    if args.json:
+        _check_writable_file(args.json)
+    args.out = args.out or f"runs/ethics-{args.task}"
+    result = run_ethics(args.task, config_from_args(args), args.split)
+    print(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in result.items()))
+    if args.json:
+        write_result(result, args.json)
+
+
 def cmd_bench(args) -> None:
     from .bench import run_bench
 
@@ -174,7 +207,7 @@ def cmd_models(args) -> None:
 
 
 COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict, "export": cmd_export,
-            "models": cmd_models, "compare": cmd_compare, "bench": cmd_bench}
+            "models": cmd_models, "compare": cmd_compare, "bench": cmd_bench, "ethics": cmd_ethics}
 
 
 def main(argv: list[str] | None = None) -> int:

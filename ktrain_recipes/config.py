@@ -34,6 +34,14 @@ def parse_limit(value: str) -> int | None:
         raise ValueError(f"must be a number of texts or 'all', got {value!r}") from None
 
 
+def parse_labels(value: str) -> list[str]:
+    """Parse a comma-separated list of label names."""
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    if len(names) < 2:
+        raise ValueError(f"give at least two comma-separated label names, got {value!r}")
+    return names
+
+
 def _setting(default, help: str, parse=None):
     return field(default=default, metadata={"help": help, "parse": parse})
 
@@ -43,7 +51,16 @@ class RecipeConfig:
     """The settings of one fine-tuning run. ``None`` means "the model's registry default"."""
 
     model: str = _setting("minilm", "registry name (see `models`), hub id or local model folder")
-    data: str | None = _setting(None, "local data folder (default: $EMOTION_DATA, else the hub)")
+    data: str | None = _setting(None, "a data folder (train/val/test files), one .csv/.tsv/.jsonl/.parquet/.txt "
+                                "file, or a hub dataset id (default: emotion: $EMOTION_DATA, else the hub)")
+    data_config: str | None = _setting(None, "the hub dataset's configuration name")
+    text_column: str = _setting("text", "the column holding the text")
+    pair_column: str | None = _setting(None, "a second text column: classify sentence pairs (e.g. excuse)")
+    label_column: str = _setting("label", "the column holding the label")
+    labels: list[str] | None = _setting(None, "label names in id order, comma-separated (default: the data's "
+                                        "ClassLabel names, else its sorted distinct labels)", parse_labels)
+    val_fraction: float = _setting(0.1, "without a validation split, hold out this stratified share of train",
+                                   float)
     out: str = _setting("runs/minilm", "predictor folder to create")
     maxlen: int | str = _setting("auto", "'auto' (from the data's token lengths), 'max' (the model's limit, "
                                  "512 for BERT) or a number of tokens", parse_maxlen)
@@ -85,8 +102,17 @@ class RecipeConfig:
             if value is not None and value < least:
                 why = "" if name != "epochs" else " (0 only with --resume)"
                 raise RecipesError(f"--{name.replace('_', '-')} must be at least {least}{why}, got {value}")
+        if not 0 < self.val_fraction < 1:
+            raise RecipesError(f"--val-fraction must be between 0 and 1, got {self.val_fraction}")
         if isinstance(self.maxlen, int) and self.maxlen < 8:
             raise RecipesError(f"--maxlen must be at least 8 tokens, got {self.maxlen}")
+
+    def load_data(self):
+        """Load the data these settings name (see ``data.load_data``)."""
+        from .data import Columns, load_data
+
+        columns = Columns(text=self.text_column, label=self.label_column, pair=self.pair_column)
+        return load_data(self.data, columns, self.labels, self.data_config, self.val_fraction, self.seed)
 
     def settings(self) -> dict:
         """Return the settings as a plain dict (what metrics.json records)."""

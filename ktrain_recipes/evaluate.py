@@ -60,22 +60,24 @@ def evaluate_predictor(predict_fn, texts: list[str], labels: list[str], label_na
     return score(labels, list(predict_fn(texts)), label_names)
 
 
-def evaluate_saved(predictor_dir: str, data: str | None = None, split: str = "validation",
-                   limit: int | None = None, seed: int = 42, fast: bool = False, strict: bool = False) -> dict:
-    """Load a saved predictor and score it on a split of the emotion data.
+def evaluate_saved(predictor_dir: str, config=None, split: str = "validation", limit: int | None = None,
+                   fast: bool = False, strict: bool = False) -> dict:
+    """Load a saved predictor and score it on a split of the data ``config`` names (default: emotion).
 
     Args:
-      predictor_dir: folder written by ``run_recipe``.  data: local data folder (None: $EMOTION_DATA or hub).
+      predictor_dir: folder written by ``run_recipe``.  config: a RecipeConfig naming the data and its columns.
       split: 'validation' or 'test'.  limit: score a stratified sample of this many texts.
       fast: use the exported int8 ONNX model (see ``onnx_inference.export_onnx``) instead of ktrain.
       strict: refuse a predictor saved under other package versions.
     """
-    from .data import load_emotion, sample
+    from .config import RecipeConfig
+    from .data import sample
     from .prediction import classify, open_predictor
 
+    config = config or RecipeConfig()
     predictor = open_predictor(predictor_dir, fast, strict)  # first: its errors are the cheaper to find
-    ds = load_emotion(data)
-    texts, labels = sample(ds.texts(split), ds.labels(split), limit, seed)
+    ds = config.load_data()
+    texts, labels = sample(ds.texts(split), ds.labels(split), limit, config.seed)
     metrics = evaluate_predictor(lambda t: classify(predictor, t), texts, labels, list(predictor.get_classes()))
     metrics["split"] = split
     return metrics

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .errors import RecipesError
-from .prediction import token_lengths
+from .tokens import token_lengths
 
 MAXLEN_QUANTILE = 99.9  # cover all but 1 text in 1000; the rest are truncated
 

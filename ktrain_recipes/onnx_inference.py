@@ -17,6 +17,7 @@ import numpy as np
 
 from . import compat  # noqa: F401
 from .errors import RecipesError
+from .tokens import tokenize
 from .saving import MANIFEST, load_checked_predictor, read_manifest, sha256_file, write_json_atomic
 
 ONNX_FP32 = "model.onnx"
@@ -125,7 +126,7 @@ class OnnxPredictor:
 
     def predict(self, texts, return_proba: bool = False):
         """Return labels, or softmax probabilities with ``return_proba``, for a list of texts."""
-        single = isinstance(texts, str)
+        single = isinstance(texts, (str, tuple))
         texts = [texts] if single else list(texts)
         probs = np.concatenate([self._proba(texts[i:i + self.batch_size])
                                 for i in range(0, len(texts), self.batch_size)])
@@ -135,8 +136,8 @@ class OnnxPredictor:
         return labels[0] if single else labels
 
     def _proba(self, texts: list[str]) -> np.ndarray:
-        enc = self.preproc.tokenizer(texts, padding=True, truncation=True, max_length=self.preproc.maxlen,
-                                     return_tensors="np", return_token_type_ids=True)
+        enc = tokenize(self.preproc.tokenizer, texts, padding=True, truncation=True, max_length=self.preproc.maxlen,
+                       return_tensors="np", return_token_type_ids=True)
         logits = self.session.run(None, {k: enc[k].astype(np.int32) for k in self.inputs})[0]
         exp = np.exp(logits - logits.max(axis=1, keepdims=True))
         return exp / exp.sum(axis=1, keepdims=True)

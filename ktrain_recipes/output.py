@@ -28,6 +28,8 @@ def format_predictions(texts: list[str], probs: np.ndarray, label_names: list[st
     records = []
     for i, (text, label) in enumerate(zip(texts, labels)):
         row = dict(table.iloc[i]) if table is not None else {"text": text}
+        if isinstance(text, tuple) and table is None:
+            row = {"text": text[0], "pair": text[1]}
         row["label"] = label
         if proba or fmt == "csv":
             row.update({f"p_{n}": round(float(p), 6) for n, p in zip(label_names, probs[i])})
@@ -43,7 +45,8 @@ def format_predictions(texts: list[str], probs: np.ndarray, label_names: list[st
     lines = []
     for i, (text, label) in enumerate(zip(texts, labels)):
         probs_part = "\t".join(f"{n}={p:.3f}" for n, p in zip(label_names, probs[i])) + "\t" if proba else ""
-        lines.append(f"{label}\t{probs_part}{_escape(text)}")
+        shown = " ||| ".join(text) if isinstance(text, tuple) else text
+        lines.append(f"{label}\t{probs_part}{_escape(shown)}")
     return "\n".join(lines) + "\n"
 
 

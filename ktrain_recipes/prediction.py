@@ -9,6 +9,7 @@ import unicodedata
 import numpy as np
 
 from .errors import RecipesError
+from .tokens import token_lengths
 
 
 def _is_blank(text: str) -> bool:
@@ -16,11 +17,11 @@ def _is_blank(text: str) -> bool:
     return all(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Zs", "Zl", "Zp") for ch in text)
 
 
-def check_texts(texts) -> list[str]:
-    """Validate prediction input: a string, or a non-empty sequence of strings with something to read.
+def check_texts(texts) -> list:
+    """Validate prediction input: a string, or a non-empty sequence of strings (or of (text, text) pairs).
 
     Empty texts, and texts made only of whitespace or invisible characters, are rejected rather than
-    given a meaningless label. Lists, tuples, pandas Series and numpy arrays of strings are accepted.
+    given a meaningless label. Lists, tuples, pandas Series and numpy arrays are accepted.
     """
     if isinstance(texts, str):
         texts = [texts]
@@ -30,17 +31,19 @@ def check_texts(texts) -> list[str]:
     if not texts:
         raise RecipesError("give at least one text to classify (a string or a list of strings)")
     for i, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise RecipesError(f"text {i} is a {type(text).__name__}, not a string: pass strings only")
-        if _is_blank(text):
-            raise RecipesError(f"text {i} is empty or only whitespace/invisible characters: there is nothing "
-                               "to classify")
+        parts = list(text) if isinstance(text, tuple) and len(text) == 2 else [text]
+        if isinstance(text, list) and len(text) == 2:  # a pair read back from JSON
+            parts, texts[i] = list(text), tuple(text)
+        for part in parts:
+            if not isinstance(part, str):
+                raise RecipesError(f"text {i} is a {type(part).__name__}, not a string: pass strings (or pairs "
+                                   "of strings) only")
+            if _is_blank(part):
+                raise RecipesError(f"text {i} is empty or only whitespace/invisible characters: there is nothing "
+                                   "to classify")
+    if len({isinstance(t, tuple) for t in texts}) > 1:
+        raise RecipesError("mix of single texts and text pairs: give one kind")
     return texts
-
-
-def token_lengths(tokenizer, texts: list[str]) -> list[int]:
-    """Return the number of tokens (with special tokens) of each text, before truncation."""
-    return [len(ids) for ids in tokenizer(list(texts), truncation=False)["input_ids"]]
 
 
 def classify(predictor, texts, proba: bool = False, chunk: int = 256):

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 from .config import RecipeConfig
-from .data import EmotionData, load_emotion, sample
+from .data import LabelledTexts, sample
 from .evaluate import format_report, score
 from .maxlen import load_tokenizer, resolve_maxlen
 from .models import get_spec, resolve_model
@@ -18,7 +18,7 @@ from .train import Checkpoint, fit_with_checkpoint, optimizer_steps, set_seed, s
 from .versions import package_versions
 
 
-def run_recipe(config: RecipeConfig, dataset: EmotionData | None = None) -> dict:
+def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None) -> dict:
     """Fine-tune ``config.model`` with ktrain, save the predictor to ``config.out``; return metrics.json's content.
 
     The steps are notebook 01's: ``text.Transformer``, ``preprocess_train``/``preprocess_test``,
@@ -31,7 +31,7 @@ def run_recipe(config: RecipeConfig, dataset: EmotionData | None = None) -> dict
     config = config.with_defaults()
     out = check_out_dir(config.out, config.overwrite or config.resume)  # before any expensive work
     model_path = resolve_model(config.model)
-    ds = dataset or load_emotion(config.data)
+    ds = dataset or config.load_data()
     train = sample(ds.texts("train"), ds.labels("train"), config.limit, config.seed)
     val = sample(ds.texts("validation"), ds.labels("validation"), config.eval_limit, config.seed)
     ds.check_trainable(train[1])

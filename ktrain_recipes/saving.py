@@ -147,7 +147,7 @@ def save_checked_predictor(predictor, out: str | os.PathLike, metrics: dict, sta
         _add_label_names(stage, list(predictor.get_classes()))
         (stage / METRICS).write_text(json.dumps(metrics, indent=2, default=_jsonable, allow_nan=False))
         write_manifest(stage, list(predictor.get_classes()), int(predictor.preproc.maxlen), metrics)
-        _swap_into_place(stage, out)
+        swap_into_place(stage, out)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
@@ -164,7 +164,8 @@ def _add_label_names(folder: Path, names: list[str]) -> None:
         path.write_text(json.dumps(config, indent=2))
 
 
-def _swap_into_place(stage: Path, out: Path) -> None:
+def swap_into_place(stage: Path, out: Path) -> None:
+    """Rename a complete staging folder to ``out``, moving an old ``out`` aside first and removing it after."""
     os.chmod(stage, 0o755)  # mkdtemp makes 0700 folders
     if not out.exists():
         stage.rename(out)

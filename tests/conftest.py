@@ -11,6 +11,7 @@ import ktrain_recipes  # noqa: F401  (compat shims before anything imports Tenso
 
 ROOT = Path(__file__).resolve().parent.parent
 EMOTION = Path(os.environ.get("EMOTION_DATA") or ROOT.parent / "shared" / "data" / "emotion")
+ETHICS = Path(os.environ.get("ETHICS_DATA") or ROOT.parent / "shared" / "data" / "ethics")
 
 
 def pytest_configure(config):
@@ -24,6 +25,13 @@ def emotion_dir() -> Path:
     if not (EMOTION / "train.txt").is_file():
         pytest.fail(f"emotion data not found at {EMOTION}: set EMOTION_DATA to ../shared/data/emotion")
     return EMOTION
+
+
+@pytest.fixture(scope="session")
+def ethics_dir() -> Path:
+    if not (ETHICS / "justice" / "justice_train.csv").is_file():
+        pytest.fail(f"ETHICS data not found at {ETHICS}: set ETHICS_DATA to ../shared/data/ethics")
+    return ETHICS
 
 
 @pytest.fixture(scope="session")

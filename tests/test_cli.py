@@ -81,7 +81,8 @@ def test_missing_data_folder_from_a_real_process(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "ktrain_recipes", "train", "--model", "minilm", "--data",
                            str(tmp_path / "nope"), "--out", str(tmp_path / "o")], capture_output=True, text=True)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert proc.stderr.strip().splitlines()[-1].startswith("error: data folder")
+    assert proc.stderr.strip().splitlines()[-1].startswith("error: data ")
+    assert "does not exist" in proc.stderr
 
 
 def test_evaluate_json_and_predict(tiny_predictor, small_data, tmp_path, capsys):
@@ -117,3 +118,32 @@ def test_predict_json_and_csv_output_parse_back(tiny_predictor, tmp_path, capsys
     rows = list(csv.DictReader(out.open()))
     assert list(rows[0])[:3] == ["id", "text", "label"] and "p_surprise" in rows[0] and len(rows) == 2
     assert rows[1]["label"] == records[1]["label"]
+
+
+def test_own_csv_with_other_columns_trains_from_the_cli(tiny_models, tmp_path, capsys):
+    rows = [f"review number {i} was {'great' if i % 5 else 'awful'},{i % 5 + 1}" for i in range(120)]
+    (tmp_path / "reviews.csv").write_text("review,stars\n" + "\n".join(rows) + "\n")
+    out = tmp_path / "stars"
+    assert cli.main(["train", "--model", tiny_models["bert"], "--data", str(tmp_path / "reviews.csv"),
+                     "--text-column", "review", "--label-column", "stars", "--epochs", "1", "--lr", "1e-3",
+                     "--batch-size", "16", "--out", str(out)]) == 0
+    assert "held out 12 of 120 training texts" in capsys.readouterr().out
+    assert json.loads((out / "config.json").read_text())["id2label"] == {str(i): str(i + 1) for i in range(5)}
+    assert cli.main(["predict", "--predictor", str(out), "--format", "json", "a great review"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["label"] in {"1", "2", "3", "4", "5"}
+
+
+def test_binary_labels_with_names_and_sentence_pairs(tiny_models, tmp_path, capsys):
+    rows = [f"question {i},answer {'yes' if i % 2 else 'no'} {i},{i % 2}" for i in range(80)]
+    (tmp_path / "train.csv").write_text("q,a,label\n" + "\n".join(rows) + "\n")
+    out = tmp_path / "pairs"
+    assert cli.main(["train", "--model", tiny_models["bert"], "--data", str(tmp_path / "train.csv"),
+                     "--text-column", "q", "--pair-column", "a", "--labels", "no,yes", "--epochs", "1",
+                     "--lr", "1e-3", "--batch-size", "16", "--out", str(out)]) == 0
+    (tmp_path / "in.csv").write_text("text,second\nquestion 1,answer yes 1\nquestion 2,answer no 2\n")
+    capsys.readouterr()
+    assert cli.main(["predict", "--predictor", str(out), "--input", str(tmp_path / "in.csv"), "--pair-column",
+                     "second", "--format", "csv"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == "text,second,label,p_no,p_yes" and len(lines) == 3
+    assert {line.split(",")[2] for line in lines[1:]} <= {"no", "yes"}

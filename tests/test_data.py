@@ -2,7 +2,7 @@ import pandas as pd
 import pytest
 
 from ktrain_recipes import EMOTION_LABELS, RecipesError, load_emotion, sample
-from ktrain_recipes.data import load_hub, read_texts
+from ktrain_recipes.data import Columns, load_data, read_texts
 
 
 def write(folder, name, text):
@@ -24,35 +24,38 @@ def test_env_var_used_when_no_folder_given(emotion_dir, monkeypatch):
 
 def test_txt_with_semicolons_in_text_and_test_split(tmp_path):
     write(tmp_path, "train.txt", "a;b joy;joy\ni am sad;sadness\n\n")
-    write(tmp_path, "test.txt", "wow;surprise\n")
-    ds = load_emotion(tmp_path)
-    assert ds.texts("train") == ["a;b joy", "i am sad"] and ds.labels("train") == ["joy", "sadness"]
-    assert ds.labels("test") == ["surprise"]
-    with pytest.raises(RecipesError, match="split 'validation' is not in"):
-        ds.texts("validation")
+    write(tmp_path, "test.txt", "wow;joy\n")
+    ds = load_data(tmp_path, val_fraction=0.5)
+    assert sorted(ds.texts("train") + ds.texts("validation")) == ["a;b joy", "i am sad"]
+    assert ds.labels("test") == ["joy"] and ds.label_names == ["joy", "sadness"]
+    with pytest.raises(RecipesError, match="split 'dev' is not in"):
+        ds.texts("dev")
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
-def test_csv_and_parquet_with_names_or_ids(tmp_path, fmt):
+def test_integer_labels_are_never_another_datasets_names(tmp_path, fmt):
     frame = pd.DataFrame({"text": ["so happy", "NA", "scared"], "label": [1, 0, 4]})
     frame.to_csv(tmp_path / "train.csv", index=False) if fmt == "csv" else frame.to_parquet(tmp_path / "train.parquet")
-    named = frame.assign(label=["joy", "sadness", "fear"])
-    named.to_csv(tmp_path / "validation.csv", index=False) if fmt == "csv" else named.to_parquet(
+    frame.to_csv(tmp_path / "validation.csv", index=False) if fmt == "csv" else frame.to_parquet(
         tmp_path / "validation.parquet")
-    ds = load_emotion(tmp_path)
-    assert ds.labels("train") == ["joy", "sadness", "fear"] == ds.labels("validation")
+    ds = load_data(tmp_path)
+    assert ds.label_names == ["0", "1", "4"] and ds.labels("train") == ["1", "0", "4"] == ds.labels("validation")
     assert ds.texts("train")[1] == "NA"  # not turned into a missing value
+    named = load_data(tmp_path, labels=["neg", "pos", "x", "y", "z"])  # --labels: integers are positions in it
+    assert named.labels("train") == ["pos", "neg", "z"]
 
 
-def test_other_label_sets_keep_first_appearance_order(tmp_path):
+def test_other_label_sets_are_sorted_and_emotion_keeps_its_order(tmp_path, emotion):
     write(tmp_path, "train.txt", "x;pos\ny;neg\nz;pos\n")
-    assert load_emotion(tmp_path).label_names == ["pos", "neg"]
+    assert load_data(tmp_path / "train.txt", val_fraction=0.34).label_names == ["neg", "pos"]
+    write(tmp_path, "train.txt", "x;joy\ny;neutral\nz;joy\n")  # shares a name with emotion; is not emotion
+    assert load_data(tmp_path / "train.txt", val_fraction=0.34).label_names == ["joy", "neutral"]
+    assert emotion.label_names == EMOTION_LABELS
 
 
 @pytest.mark.parametrize("content, message", [
     ("fine;joy\nno label here\n", r"train.txt:2: expected `text;label`"),
     ("fine;joy\nempty label;\n", r"train.txt:2: expected `text;label`"),
-    ("fine;joy\nodd;happiness\n", r"train.txt:2: unknown label 'happiness'"),
 ])
 def test_malformed_txt_names_file_and_line(tmp_path, content, message):
     write(tmp_path, "train.txt", content)
@@ -60,22 +63,54 @@ def test_malformed_txt_names_file_and_line(tmp_path, content, message):
         load_emotion(tmp_path)
 
 
-def test_unknown_label_in_validation(tmp_path):
-    write(tmp_path, "train.txt", "a;joy\n")
+def test_a_validation_label_that_training_lacks_names_file_line_and_label(tmp_path):
+    write(tmp_path, "train.txt", "a;joy\nb;anger\n")
     write(tmp_path, "val.txt", "b;joy\nc;bored\n")
-    with pytest.raises(RecipesError, match=r"val.txt:2: unknown label 'bored'"):
+    with pytest.raises(RecipesError, match=r"val.txt:2: label 'bored' is not in the training data \(anger, joy\)"):
         load_emotion(tmp_path)
 
 
-def test_wrong_csv_columns(tmp_path):
-    write(tmp_path, "train.csv", "sentence,emotion\nhi,joy\n")
-    with pytest.raises(RecipesError, match="missing column.*label, text.*rename"):
-        load_emotion(tmp_path)
+@pytest.mark.parametrize("content, columns, message", [
+    ("sentence,emotion\nhi,joy\n", Columns(), r"train.csv: no column 'text' \(columns: sentence, emotion\): "
+                                                 "name the right one with --text-column"),
+    ("text,label\nhi,joy\nho,\n", Columns(), r"train.csv:3: empty label in column 'label'"),
+    ("text,label\nhi,joy\nho,joy\n", Columns(), r"only one label \('joy'\).*at least two"),
+    ("a,b,label\nhi,there,1\nho,,0\n", Columns("a", "label", "b"), r"train.csv:3: empty text in column 'b'"),
+    ("a,label\nhi,1\n", Columns("a", "label", "b"), r"no column 'b'.*--pair-column"),
+])
+def test_column_errors_name_file_line_and_fix(tmp_path, content, columns, message):
+    write(tmp_path, "train.csv", content)
+    with pytest.raises(RecipesError, match=message):
+        load_data(tmp_path / "train.csv", columns)
+
+
+def test_own_csv_with_other_columns_and_no_validation_file(tmp_path, capsys):
+    rows = [f"review {i} {'good' if i % 5 else 'bad'},{i % 5 + 1}" for i in range(100)]
+    write(tmp_path, "reviews.csv", "review,stars\n" + "\n".join(rows) + "\n")
+    ds = load_data(tmp_path / "reviews.csv", Columns(text="review", label="stars"), seed=3)
+    assert ds.label_names == ["1", "2", "3", "4", "5"]
+    assert len(ds.texts("train")) == 90 and len(ds.texts("validation")) == 10
+    assert sorted(ds.labels("validation")) == ["1", "1", "2", "2", "3", "3", "4", "4", "5", "5"]  # stratified
+    assert "held out 10 of 100 training texts" in capsys.readouterr().out
+    assert load_data(tmp_path / "reviews.csv", Columns("review", "stars"), seed=3).splits == ds.splits  # seeded
+
+
+def test_sentence_pairs_and_other_formats(tmp_path):
+    frame = pd.DataFrame({"scenario": ["s1", "s2", "s3", "s4"], "excuse": ["e1", "e2", "e3", "e4"],
+                          "label": [0, 1, 0, 1]})
+    frame.to_json(tmp_path / "train.jsonl", orient="records", lines=True)
+    frame.to_csv(tmp_path / "test.tsv", sep="\t", index=False)
+    frame.to_csv(tmp_path / "validation.csv", index=False)
+    ds = load_data(tmp_path, Columns("scenario", "label", "excuse"))
+    assert ds.texts("train")[0] == ("s1", "e1") and ds.texts("test")[3] == ("s4", "e4")
+    assert ds.label_names == ["0", "1"] and ds.labels("validation") == ["0", "1", "0", "1"]
 
 
 def test_missing_and_empty_folders(tmp_path):
     with pytest.raises(RecipesError, match="does not exist: pass --data"):
         load_emotion(tmp_path / "nope")
+    with pytest.raises(RecipesError, match="does not exist: pass --data"):
+        load_data("reviews.csv")
     with pytest.raises(RecipesError, match="no train/val/test"):
         load_emotion(tmp_path)
     write(tmp_path, "train.txt", "\n\n")
@@ -86,8 +121,10 @@ def test_missing_and_empty_folders(tmp_path):
 def test_unreachable_hub_says_what_to_do(monkeypatch):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens on the discard port
-    with pytest.raises(RecipesError, match="cannot reach the Hugging Face hub.*--data DIR"):
-        load_hub()
+    with pytest.raises(RecipesError, match="cannot reach the Hugging Face hub.*'dair-ai/emotion'.*--data"):
+        load_data("dair-ai/emotion")
+    with pytest.raises(RecipesError, match="cannot reach the Hugging Face hub.*'hendrycks/ethics'"):
+        load_data("hendrycks/ethics", hub_config="justice")
 
 
 def test_sample_is_stratified_and_reproducible(emotion):
