@@ -8,6 +8,7 @@ from .compare import compare_runs, recommend
 from .config import RecipeConfig
 from .data import EMOTION_LABELS, load_emotion, read_texts, sample
 from .errors import RecipesError
+from .ethics import exact_match, get_task, load_ethics, results_table, run_ethics
 from .evaluate import evaluate_predictor, format_report, report_table, score
 from .maxlen import choose_maxlen, load_tokenizer, resolve_maxlen
 from .models import REGISTRY, list_models, resolve_model

@@ -105,8 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                      "commonsense"], help="the ETHICS task")
     p.add_argument("--split", default="test", choices=["test", "test_hard"], help="the test file to score")
     p.add_argument("--json", help="also write accuracy, exact_match and n to this JSON file")
-    add_config_flags(p, only=["model", "maxlen", "batch_size", "lr", "epochs", "limit", "seed", "overwrite",
-                              "val_fraction"])
+    add_config_flags(p, only=["model", "maxlen", "batch_size", "lr", "epochs", "limit", "eval_limit", "seed",
+                              "overwrite", "val_fraction", "lr_find"])
     p.add_argument("--data", help="a folder laid out like the ETHICS archive (justice/justice_train.csv, ...); "
                                   "default: the hub's hendrycks/ethics")
     p.add_argument("--out", help="predictor folder (default: runs/ethics-TASK)")

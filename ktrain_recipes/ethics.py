@@ -253,3 +253,30 @@ def _save_ranker(scorer, info: dict, config: RecipeConfig) -> None:
 def write_result(result: dict, path: str | os.PathLike) -> None:
     """Write an ETHICS result as JSON."""
     Path(path).write_text(json.dumps(result, indent=2))
+
+
+# Published test figures (hendrycks/ethics README): exact match for justice, deontology, virtue; accuracy otherwise.
+LEADERBOARD = {
+    "BERT-base": {"justice": 26.0, "deontology": 38.8, "virtue": 33.1, "utilitarianism": 73.4, "commonsense": 86.5},
+    "BERT-large": {"justice": 32.7, "deontology": 44.2, "virtue": 40.6, "utilitarianism": 74.6, "commonsense": 88.5},
+    "RoBERTa-large": {"justice": 56.7, "deontology": 60.3, "virtue": 53.0, "utilitarianism": 79.5,
+                      "commonsense": 90.4},
+    "ALBERT-xxlarge": {"justice": 59.9, "deontology": 64.1, "virtue": 64.1, "utilitarianism": 81.9,
+                       "commonsense": 85.1},
+    "random": {"justice": 6.3, "deontology": 6.3, "virtue": 8.2, "utilitarianism": 50.0, "commonsense": 50.0},
+}
+
+
+def results_table(results: list[dict]):
+    """Our runs beside the published leaderboard, in percent: the benchmark's figure per task
+    (exact match where the task has groups, else accuracy), then how each run was made."""
+    import pandas as pd
+
+    rows = {name: scores for name, scores in LEADERBOARD.items()}
+    ours = {r["task"]: 100 * r.get("exact_match", r["accuracy"]) for r in results}
+    label = f"{results[0]['model']} (ours)" if results else "ours"
+    rows[label] = ours
+    table = pd.DataFrame.from_dict(rows, orient="index")[list(TASKS)].round(1)
+    keys = ("task", "accuracy", "exact_match", "n", "n_train", "epochs", "seconds")
+    details = pd.DataFrame([{k: r.get(k) for k in keys} for r in results]).set_index("task") if results else None
+    return table, details

@@ -72,7 +72,7 @@ def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None) -> di
 
 def _lr_find(learner, stage: Path) -> dict:
     """ktrain's LR finder (weights restored afterwards); its plot with ktrain's suggestion goes to lr_find.png."""
-    learner.lr_find(verbose=1, show_plot=False)
+    learner.lr_find(lr_mult=1.03, verbose=1, show_plot=False)  # x1.03 per batch: about 600 batches to diverge
     fig = learner.lr_plot(suggest=True, return_fig=True)
     save_figure(fig, stage / "lr_find.png")
     suggested = _suggested_lr(learner)

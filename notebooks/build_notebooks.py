@@ -307,11 +307,69 @@ def reuse() -> list:
     ]
 
 
+def ethics() -> list:
+    params = f"""config = kr.RecipeConfig(
+    model="minilm",     # any registry name, hub id or local folder; the paper used BERT, RoBERTa and ALBERT
+    data=os.environ.get("ETHICS_DATA"),  # None: the hub's hendrycks/ethics; or a folder laid out like its archive
+    epochs=2,
+    lr=1e-4,
+    limit=None,         # None: every training row; e.g. 2000 for a first run on a CPU
+    overwrite=True,
+)
+TASKS = ["justice", "deontology", "virtue", "utilitarianism", "commonsense"]
+{CI_LINE}"""
+    return [
+        ("md", f"# The ETHICS benchmark with ktrain\n{badge('07_ethics_benchmark.ipynb')}\n\n"
+               "ETHICS (Hendrycks et al., *Aligning AI With Shared Human Values*, ICLR 2021) asks whether a model "
+               "can predict basic human moral judgements. Its five tasks are your own data in practice: other "
+               "columns, other labels, sentence pairs and a ranking task. Four are binary classification and go "
+               "through the same ktrain recipe as emotion; utilitarianism needs a ranking loss, which ktrain's "
+               "learners cannot express, so it is trained with Keras on the same backbone.\n\n"
+               "**What you will see.** This notebook is committed without outputs: run it. The figures to beat "
+               "are in the last table (the paper's leaderboard)."),
+        ("code", INSTALL), ("code", setup("import dataclasses", "import os")),
+        ("md", "## Parameters\nThe same `RecipeConfig` as the other notebooks; each task saves its predictor to "
+               "`runs/ethics-<task>`."),
+        ("code", params),
+        ("md", "## STEP 1: The data\njustice and deontology come in groups of 4 consecutive test rows that vary "
+               "one detail of one scenario; virtue in groups of 5 (one sentence, five traits). deontology pairs a "
+               "request with an excuse, and virtue a sentence with a trait: both are **sentence pairs**, which "
+               "ktrain's `text.Transformer` takes as a list of `(first, second)` tuples."),
+        ("code", 'justice = kr.load_ethics(kr.get_task("justice"), config.data)\n'
+                 'pd.DataFrame({"scenario": justice.texts("test")[:4], "label": justice.labels("test")[:4]})'),
+        ("code", 'virtue = kr.load_ethics(kr.get_task("virtue"), config.data)\n'
+                 'pd.DataFrame(virtue.texts("test")[:5], columns=["sentence", "trait"]).assign('
+                 'label=virtue.labels("test")[:5])'),
+        ("md", "## STEP 2: How the benchmark scores\nAccuracy on single rows is easy to inflate: a model that "
+               "gets 3 of 4 variants right has not understood the scenario. The benchmark's figure for justice, "
+               "deontology and virtue is **exact match**: the share of groups in which every row is right. Two "
+               "groups of 4, the second with one error, give 7/8 accuracy but an exact match of 1/2:"),
+        ("code", "kr.exact_match([True, True, True, True, True, False, True, True], 4)"),
+        ("md", "## STEP 3: Train and score every task\n`run_ethics` runs the recipe of notebook 01 (`text."
+               "Transformer`, `preprocess_train` with pairs where the task has them, `get_learner`, "
+               "`fit_onecycle`, `get_predictor`, `save`) on the task's training rows, holding out 10% for "
+               "validation, then scores the test file in its row order. commonsense's training split is only on "
+               "the hub; without it the task is skipped with a note."),
+        ("code", "results = []\n"
+                 "for task in TASKS:\n"
+                 "    try:\n"
+                 '        results.append(kr.run_ethics(task, dataclasses.replace(config, out=f"runs/ethics-{task}")))\n'
+                 "    except kr.RecipesError as exc:\n"
+                 '        print(f"{task}: {exc}")'),
+        ("md", "## STEP 4: Beside the leaderboard\nThe benchmark's figure per task, in percent: exact match for "
+               "justice, deontology and virtue, accuracy for utilitarianism (pairs ranked right) and commonsense. "
+               "The published rows are the paper's; ours follows with how it was made."),
+        ("code", "table, details = kr.results_table(results)\ntable"),
+        ("code", "details"),
+    ]
+
+
 def notebooks() -> dict[str, list]:
     books = {"00_quickstart.ipynb": quickstart()}
     books.update({name: model_notebook(name, *spec) for name, spec in MODELS.items()})
     books["05_compare_models.ipynb"] = compare()
     books["06_reuse_predictor.ipynb"] = reuse()
+    books["07_ethics_benchmark.ipynb"] = ethics()
     return books
 
 

@@ -114,7 +114,7 @@ def _unigram_tokenizer(family: str, texts: list[str], vocab_size: int, work: Pat
 # The registry names and hub ids the notebooks use, mapped to the tiny family that stands in for them.
 STAND_INS = {"bert": "bert", "bert-base-uncased": "bert", "roberta": "roberta", "roberta-base": "roberta",
              "distilbert": "distilbert", "distilbert-base-uncased": "distilbert", "albert": "albert",
-             "albert-base-v2": "albert", "electra": "electra"}
+             "albert-base-v2": "albert", "electra": "electra", "minilm": "bert"}
 SMOKE_SETTINGS = {"limit": 200, "eval_limit": 100, "epochs": 1, "lr": 1e-3}
 
 

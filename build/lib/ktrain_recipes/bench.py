@@ -1,0 +1,171 @@
+"""The speed benchmark: the tutorial's recipe against the default, ktrain's predictor against int8 ONNX."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from functools import partial
+from pathlib import Path
+
+from .config import RecipeConfig
+from .errors import RecipesError
+from .saving import METRICS, folder_size_mb
+
+class PeakRSS:
+    """Track the peak resident memory (MB) of this process while a block runs, by sampling."""
+
+    def __enter__(self):
+        import threading
+
+        import psutil
+
+        self._proc, self._stop, self.mb = psutil.Process(), threading.Event(), 0.0
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self):
+        while not self._stop.is_set():
+            self.mb = max(self.mb, self._proc.memory_info().rss / 2**20)
+            self._stop.wait(0.05)
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.mb = max(self.mb, self._proc.memory_info().rss / 2**20)
+
+
+# the original tutorial's recipe: pad to the model's limit (512 for BERT-size models), batch 6
+TUTORIAL = {"maxlen": "max", "batch_size": 6, "bucketing": False}
+ROW_TITLES = {"a_tutorial_recipe": "tutorial recipe (maxlen 512, batch 6)",
+              "b_default_recipe": "default recipe (bucketed, batch 32)",
+              "c_ktrain_predictor": "ktrain predictor", "d_onnx_int8": "ONNX int8"}
+
+
+def _train_row(name: str, config: RecipeConfig, dataset) -> tuple[dict, dict]:
+    """Train one recipe into ``config.out``; return its bench row and its full metrics."""
+    from .recipe import run_recipe
+
+    with PeakRSS() as rss:
+        m = run_recipe(config, dataset=dataset)
+    out = Path(config.out)
+    return {"name": name, "train_examples_per_s": m["train_examples_per_s"], "val_accuracy": m["accuracy"],
+            "val_macro_f1": m["macro_f1"], "latency_p50_ms": m["latency_p50_ms"],
+            "latency_p95_ms": m["inference"]["latency_p95_ms"], "throughput_per_s": m["throughput_per_s"],
+            "size_mb": folder_size_mb(out, "tf_model.h5"), "params": m["params"],
+            "peak_rss_mb": rss.mb}, m
+
+
+def _inference_row(name: str, predict_with, folder: Path, val: tuple, label_names: list[str],
+                   size_pattern: str) -> dict:
+    from .evaluate import evaluate_predictor
+    from .timing import time_inference
+
+    with PeakRSS() as rss:
+        predict_fn = predict_with()
+        m = evaluate_predictor(predict_fn, *val, label_names)
+        timing = time_inference(predict_fn, val[0])
+    params = json.loads((folder / METRICS).read_text()).get("params")
+    return {"name": name, "train_examples_per_s": None, "val_accuracy": m["accuracy"], "val_macro_f1": m["macro_f1"],
+            "latency_p50_ms": timing["latency_p50_ms"], "latency_p95_ms": timing["latency_p95_ms"],
+            "throughput_per_s": timing["throughput_per_s"], "size_mb": folder_size_mb(folder, size_pattern),
+            "params": params, "peak_rss_mb": rss.mb}
+
+
+def run_bench(config: RecipeConfig, predictor: str | None = None, out: str | os.PathLike = "runs/bench",
+              assets: str | os.PathLike = "assets") -> dict:
+    """Benchmark side by side, in one process, on the same data and model; write bench.json/.md and a chart.
+
+    Rows: (a) the tutorial's recipe (maxlen 512, batch 6, no bucketing) against (b) this package's default,
+    trained on the same ``limit`` texts for the same ``epochs``; training examples/s is measured after
+    warm-up (epochs 2+). (c) ktrain's own ``predictor.predict`` against (d) the int8 ONNX fast path
+    (length-sorted batches), both for ``predictor`` when given (e.g. a full-data run), else (b)'s.
+    """
+    from .data import sample
+    from .onnx_inference import export_onnx, load_onnx_predictor
+    from .prediction import classify
+    from .saving import load_checked_predictor
+
+    config = config.with_defaults()
+    out = Path(out)
+    if out.is_file() or (out.is_dir() and any(out.iterdir()) and not (out / "bench.json").exists()):
+        raise RecipesError(f"bench --out '{out}' holds files that are not a bench run: choose a new or empty folder")
+    ds = config.load_data()
+    tutorial, tutorial_metrics = _train_row("a_tutorial_recipe", dataclasses.replace(
+        config, **TUTORIAL, out=str(out / "a_tutorial_recipe"), overwrite=True), ds)
+    default, default_metrics = _train_row("b_default_recipe", dataclasses.replace(
+        config, out=str(out / "b_default_recipe"), overwrite=True), ds)
+    target = Path(predictor) if predictor else out / default["name"]
+    export_onnx(target)
+    val = sample(ds.texts("validation"), ds.labels("validation"), config.eval_limit, config.seed)
+    names = json.loads((target / METRICS).read_text())["label_names"]
+    plain = _inference_row("c_ktrain_predictor", lambda: load_checked_predictor(target).predict, target, val, names,
+                           "tf_model.h5")  # ktrain's own predict, as a user calls it
+    fast = _inference_row("d_onnx_int8", lambda: partial(classify, load_onnx_predictor(target)), target, val,
+                          names, "model.int8.onnx")
+    rows = [tutorial, default, plain, fast]
+    # how many weight updates each recipe made: on a small slice this, not padding, decides accuracy
+    steps = {row["name"]: m["optimizer_steps"] for row, m in [(tutorial, tutorial_metrics), (default, default_metrics)]}
+    result = {"rows": rows, "ratios": _ratios(*rows), "optimizer_steps": steps,
+              "settings": {**config.settings(), "predictor": str(target)}}
+    _write_bench(result, out, Path(assets))
+    return result
+
+
+def _ratios(a: dict, b: dict, c: dict, d: dict) -> dict:
+    return {"train_speedup": b["train_examples_per_s"] / a["train_examples_per_s"],
+            "latency_speedup": c["latency_p50_ms"] / d["latency_p50_ms"],
+            "throughput_speedup": d["throughput_per_s"] / c["throughput_per_s"],
+            "size_ratio": d["size_mb"] / c["size_mb"],
+            "accuracy_delta": d["val_accuracy"] - c["val_accuracy"]}
+
+
+def bench_table(rows: list[dict]) -> str:
+    """Return the benchmark rows as a markdown table."""
+    keys = list(rows[0])
+    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    for row in rows:
+        lines.append("| " + " | ".join(_fmt(row[k]) for k in keys) + " |")
+    return "\n".join(lines)
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def _write_bench(result: dict, out: Path, assets: Path) -> None:
+    from .plots import plot_bench, save_figure
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench.json").write_text(json.dumps(result, indent=2))
+    ratios = "\n".join(f"- {k}: {v:.3g}" for k, v in result["ratios"].items())
+    ratios += "\n" + "\n".join(f"- optimizer steps, {k}: {v}" for k, v in result["optimizer_steps"].items())
+    (out / "bench.md").write_text(bench_table(result["rows"]) + "\n\n" + ratios + "\n")
+    s = result["settings"]
+    caption = (f"{hardware()}; {s['model']}; training rows: {s['limit'] or 'all'} texts x {s['epochs']} epochs; "
+               "inference rows: the 2,000 validation texts" if not s["eval_limit"] else
+               f"{hardware()}; {s['model']}; {s['limit'] or 'all'} training texts x {s['epochs']} epochs; "
+               f"{s['eval_limit']} validation texts")
+    save_figure(plot_bench(result["rows"], ROW_TITLES, caption), assets / "bench.png")
+    print((out / "bench.md").read_text())
+
+
+def hardware() -> str:
+    """Describe this machine in words: CPU model, cores, GPUs (for figure captions)."""
+    import platform
+
+    cpu = platform.processor() or "CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import tensorflow as tf
+
+    gpus = len(tf.config.list_physical_devices("GPU"))
+    return f"{os.cpu_count()}-core {cpu}, " + (f"{gpus} GPU(s)" if gpus else "no GPU")

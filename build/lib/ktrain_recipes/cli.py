@@ -1,0 +1,225 @@
+"""``python -m ktrain_recipes`` / ``ktrain-recipes``: each command parses flags and calls one library function."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from . import compat  # noqa: F401
+from .config import RecipeConfig, config_fields, parse_limit
+from .errors import RecipesError
+
+
+def _flag_type(parse):
+    """Wrap a RecipeConfig parser so argparse prints its message as a usage error."""
+    def convert(value: str):
+        try:
+            return parse(value)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = getattr(parse, "__name__", "value")
+    return convert
+
+
+def add_config_flags(parser: argparse.ArgumentParser, only: list[str] | None = None, **defaults) -> None:
+    """Add one flag per RecipeConfig field (``--batch-size`` for ``batch_size``), with its help and default."""
+    for f in config_fields():
+        if only is not None and f.name not in only:
+            continue
+        flag, default = "--" + f.name.replace("_", "-"), defaults.get(f.name, f.default)
+        if f.type in ("bool", bool):
+            if default:
+                parser.add_argument("--no-" + flag[2:], dest=f.name, action="store_false", help=f.metadata["help"])
+            else:
+                parser.add_argument(flag, dest=f.name, action="store_true", help=f.metadata["help"])
+            continue
+        kind = _flag_type(f.metadata["parse"]) if f.metadata.get("parse") else None
+        parser.add_argument(flag, dest=f.name, type=kind, default=default, help=f.metadata["help"],
+                            required=f.name == "out" and only is None)
+
+
+def config_from_args(args: argparse.Namespace) -> RecipeConfig:
+    """Build a RecipeConfig from the parsed flags that name its fields, checking every range."""
+    names = {f.name for f in config_fields()}
+    config = RecipeConfig(**{k: v for k, v in vars(args).items() if k in names})
+    config.check()
+    return config
+
+
+DATA_FIELDS = ["data", "data_config", "text_column", "pair_column", "label_column", "labels", "val_fraction"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser for all commands."""
+    from . import __version__
+
+    fmt = argparse.ArgumentDefaultsHelpFormatter
+    parser = argparse.ArgumentParser(prog="ktrain-recipes", description=__doc__, formatter_class=fmt)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("train", help="fine-tune a model and save a predictor", formatter_class=fmt)
+    add_config_flags(p)
+
+    p = sub.add_parser("evaluate", help="score a saved predictor", formatter_class=fmt)
+    p.add_argument("--predictor", required=True, help="a predictor folder written by train")
+    add_config_flags(p, only=DATA_FIELDS)
+    p.add_argument("--split", default="validation", choices=["validation", "test"], help="the split to score")
+    p.add_argument("--limit", type=_flag_type(parse_limit), help="score a stratified sample of N texts")
+    p.add_argument("--json", help="also write the metrics to this JSON file")
+    p.add_argument("--fast", action="store_true", help="use the exported int8 ONNX model (see export)")
+    p.add_argument("--strict", action="store_true", help="refuse a predictor saved under other package versions")
+
+    p = sub.add_parser("predict", help="classify texts with a saved predictor", formatter_class=fmt)
+    p.add_argument("--predictor", required=True, help="a predictor folder written by train")
+    p.add_argument("texts", nargs="*", metavar="TEXT", help="texts to classify")
+    p.add_argument("--input", help="a file with one text per line, or a .csv with a text column")
+    p.add_argument("--encoding", default="utf-8", help="the --input file's text encoding")
+    p.add_argument("--pair-column", help="classify sentence pairs: the .csv column holding each text's second part")
+    p.add_argument("--proba", action="store_true", help="also give each label's probability")
+    p.add_argument("--format", default="text", choices=["text", "json", "csv"],
+                   help="text: label TAB text per line (tabs/newlines escaped); json: a list of records; "
+                        "csv: the input's columns plus label and one probability column per label")
+    p.add_argument("--output", help="write to this file instead of the screen")
+    p.add_argument("--fast", action="store_true", help="use the exported int8 ONNX model (see export)")
+    p.add_argument("--strict", action="store_true", help="refuse a predictor saved under other package versions")
+
+    p = sub.add_parser("export", help="add ONNX fp32 and int8 copies of a saved predictor's model to its folder",
+                       formatter_class=fmt)
+    p.add_argument("--predictor", required=True, help="a predictor folder written by train")
+    p.add_argument("--no-quantize", action="store_true", help="write only the fp32 ONNX model")
+
+    sub.add_parser("models", help="list the model registry")
+
+    p = sub.add_parser("compare", help="saved runs side by side (from their metrics.json), with a chart",
+                       formatter_class=fmt)
+    p.add_argument("--runs", default="runs", help="folder holding one predictor folder per run")
+    p.add_argument("--chart", help="save the latency vs accuracy chart here (PNG)")
+    p.add_argument("--table", help="write the table to this .csv or .json file")
+
+    p = sub.add_parser("ethics", help="train and score a model on one task of the ETHICS benchmark",
+                       formatter_class=fmt)
+    p.add_argument("--task", required=True, choices=["justice", "deontology", "virtue", "utilitarianism",
+                                                     "commonsense"], help="the ETHICS task")
+    p.add_argument("--split", default="test", choices=["test", "test_hard"], help="the test file to score")
+    p.add_argument("--json", help="also write accuracy, exact_match and n to this JSON file")
+    add_config_flags(p, only=["model", "maxlen", "batch_size", "lr", "epochs", "limit", "seed", "overwrite",
+                              "val_fraction"])
+    p.add_argument("--data", help="a folder laid out like the ETHICS archive (justice/justice_train.csv, ...); "
+                                  "default: the hub's hendrycks/ethics")
+    p.add_argument("--out", help="predictor folder (default: runs/ethics-TASK)")
+
+    p = sub.add_parser("bench", help="tutorial recipe vs default recipe, ktrain predictor vs int8 ONNX",
+                       formatter_class=fmt)
+    add_config_flags(p, only=["model", "limit", "eval_limit", "epochs", "seed", *DATA_FIELDS], limit=400, epochs=2)
+    p.add_argument("--predictor", help="benchmark inference on this saved predictor (default: the default recipe's)")
+    p.add_argument("--out", default="runs/bench", help="where bench.json, bench.md and the runs go")
+    p.add_argument("--assets", default="assets", help="where the chart bench.png goes")
+    return parser
+
+
+def cmd_train(args) -> None:
+    from .recipe import run_recipe
+
+    run_recipe(config_from_args(args))
+
+
+def cmd_evaluate(args) -> None:
+    from .evaluate import evaluate_saved, format_report
+
+    if args.json:
+        _check_writable_file(args.json)
+    metrics = evaluate_saved(args.predictor, config_from_args(args), split=args.split, limit=args.limit,
+                             fast=args.fast, strict=args.strict)
+    print(format_report(metrics))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(metrics, f, indent=2)
+
+
+def _check_writable_file(path: str) -> None:
+    """Refuse, before the work, an output file that cannot be written."""
+    import os
+
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path) or not os.path.isdir(parent) or not os.access(parent, os.W_OK):
+        raise RecipesError(f"cannot write '{path}': choose a file in a folder that exists and is writable")
+
+
+def cmd_predict(args) -> None:
+    from .data import read_texts
+    from .output import write_predictions
+    from .prediction import classify, open_predictor
+
+    if bool(args.texts) == bool(args.input):
+        raise RecipesError("give either TEXT arguments or --input FILE (one of them)")
+    table = read_texts(args.input, args.encoding, args.pair_column) if args.input else None
+    if table is None:
+        texts = args.texts
+    elif args.pair_column:
+        texts = list(zip(table["text"], table[args.pair_column]))
+    else:
+        texts = list(table["text"])
+    predictor = open_predictor(args.predictor, args.fast, args.strict)
+    probs = classify(predictor, texts, proba=True)
+    write_predictions(texts, probs, predictor.get_classes(), args.format, args.proba, args.output, table)
+
+
+def cmd_export(args) -> None:
+    from .onnx_inference import export_onnx
+
+    for kind, path in export_onnx(args.predictor, quantize=not args.no_quantize).items():
+        print(f"{kind}: {path} ({path.stat().st_size / 1e6:.1f} MB)")
+
+
+def cmd_compare(args) -> None:
+    from .compare import write_comparison
+
+    write_comparison(args.runs, args.chart, args.table)
+
+
+def cmd_ethics(args) -> None:
+    from .ethics import run_ethics, write_result
+
+    if args.json:
+        _check_writable_file(args.json)
+    args.out = args.out or f"runs/ethics-{args.task}"
+    result = run_ethics(args.task, config_from_args(args), args.split)
+    print(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in result.items()))
+    if args.json:
+        write_result(result, args.json)
+
+
+def cmd_bench(args) -> None:
+    from .bench import run_bench
+
+    run_bench(config_from_args(args), predictor=args.predictor, out=args.out, assets=args.assets)
+
+
+def cmd_models(args) -> None:
+    from .models import list_models
+
+    print(f"{'name':<11}{'model':<40}{'params':>7}{'batch':>7}{'lr':>9}{'epochs':>8}  note")
+    for s in list_models():
+        print(f"{s.name:<11}{s.model_id:<40}{s.params:>7}{s.batch_size:>7}{s.lr:>9.0e}{s.epochs:>8}  {s.note}")
+
+
+COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict, "export": cmd_export,
+            "models": cmd_models, "compare": cmd_compare, "bench": cmd_bench, "ethics": cmd_ethics}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; user errors print one line and return 1, Ctrl-C returns 130."""
+    args = build_parser().parse_args(argv)
+    compat.quiet()
+    try:
+        COMMANDS[args.command](args)
+    except RecipesError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return 0

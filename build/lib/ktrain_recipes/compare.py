@@ -1,0 +1,82 @@
+"""Saved runs side by side, read from the metrics.json each run wrote; which model for which use."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import RecipesError
+from .saving import METRICS, folder_size_mb
+
+COLUMNS = ["model_id", "accuracy", "macro_f1", "train_seconds", "latency_p50_ms", "throughput_per_s",
+           "params_m", "size_mb", "n_train", "epochs", "maxlen", "smoke"]
+
+
+def compare_runs(folder: str | os.PathLike = "runs") -> pd.DataFrame:
+    """Return one row per saved predictor under ``folder``, read from the metrics.json each run wrote."""
+    paths = sorted(Path(folder).glob(f"*/{METRICS}"))
+    if not paths:
+        raise RecipesError(f"no runs with {METRICS} under '{folder}': train some first (notebooks 01-04 or the CLI)")
+    rows = {}
+    for path in paths:
+        try:
+            m = json.loads(path.read_text())
+            rows[path.parent.name] = {**m, "params_m": m["params"] / 1e6, "size_mb": folder_size_mb(path.parent,
+                                      "tf_model*"), "labels": ",".join(m["label_names"])}
+        except (ValueError, KeyError, TypeError):
+            print(f"note: skipped {path}: not a readable metrics.json of ktrain_recipes")
+    if not rows:
+        raise RecipesError(f"no readable {METRICS} under '{folder}': train some runs first")
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    return table[COLUMNS + ["labels"]].sort_values("accuracy", ascending=False)
+
+
+def recommend(table: pd.DataFrame, tolerance: float = 0.01) -> str:
+    """Pick a model for best accuracy, real-time use and tight memory, arguing from the measured figures.
+
+    Real-time and memory picks are the fastest / smallest runs within ``tolerance`` of the best accuracy.
+    """
+    if table["labels"].nunique() > 1:
+        return ("These runs classify different label sets, so their accuracies are not comparable: "
+                "compare runs of one dataset at a time (one --runs folder each).")
+    best = table["accuracy"].idxmax()
+    close = table[table["accuracy"] >= table.loc[best, "accuracy"] - tolerance]
+    fast, small = close["latency_p50_ms"].idxmin(), close["size_mb"].idxmin()
+
+    def line(use: str, name: str) -> str:
+        r = table.loc[name]
+        return (f"- {use}: **{name}** ({r.model_id}) - accuracy {r.accuracy:.3f}, macro-F1 {r.macro_f1:.3f}, "
+                f"{r.latency_p50_ms:.0f} ms per text, {r.size_mb:.0f} MB")
+
+    caveat = ("\n\nThese runs include smoke runs of tiny random models: they show the method, not a verdict."
+              if table["smoke"].any() else "")
+    return "\n".join([line("best accuracy", best), line("real-time (fastest within 1 point)", fast),
+                      line("memory-constrained (smallest within 1 point)", small)]) + caveat
+
+
+
+
+def write_comparison(runs: str | os.PathLike, chart: str | os.PathLike | None = None,
+                     table_out: str | os.PathLike | None = None) -> pd.DataFrame:
+    """Print the side-by-side table of saved runs and the recommendation; save the chart and the table.
+
+    Args:
+      runs: folder holding one predictor folder per run.  chart: PNG path for the latency/accuracy chart.
+      table_out: write the table as CSV (``.csv``) or JSON (``.json``).
+    """
+    from .plots import plot_latency_vs_accuracy, save_figure
+
+    table = compare_runs(runs)
+    print(table.round(4).to_string(), "\n")
+    print(recommend(table))
+    if chart:
+        print(f"chart: {save_figure(plot_latency_vs_accuracy(table), chart)}")
+    if table_out:
+        if str(table_out).endswith(".json"):
+            table.to_json(table_out, orient="index", indent=2)
+        else:
+            table.to_csv(table_out)
+    return table

@@ -1,0 +1,54 @@
+"""Version shims that the pins alone cannot fix. Imported first by every module.
+
+Why each shim exists (measured on TF 2.21 / ktrain 0.41.4 / numpy 2.4, see README "Pins"):
+
+* ``TF_USE_LEGACY_KERAS=1`` -- TensorFlow 2.16+ ships Keras 3, but transformers' TF classes
+  and ktrain only work with Keras 2 (the ``tf_keras`` package). The variable is read once,
+  when TensorFlow is first imported, so it must be set before anything imports TensorFlow.
+* ``np.Inf`` -- removed in numpy 2.0; ktrain's one-cycle/triangular schedules still use it
+  (``ktrain/lroptimize/triangular.py``), so ``fit_onecycle`` crashes without the alias.
+  TensorFlow 2.21 needs numpy >= 2, so pinning numpy < 2 is not an option.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+if "tensorflow" in sys.modules and os.environ.get("TF_USE_LEGACY_KERAS") != "1":
+    warnings.warn(
+        "TensorFlow was imported before ktrain_recipes: import ktrain_recipes first "
+        "(or set TF_USE_LEGACY_KERAS=1) so ktrain and transformers get Keras 2.",
+        stacklevel=2,
+    )
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # hide TF's C++ start-up banner
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # avoid fork warnings in notebooks
+
+import numpy as np  # noqa: E402
+
+if not hasattr(np, "Inf"):
+    np.Inf = np.inf  # the only removed numpy name ktrain 0.41.4 uses
+
+
+def quiet() -> None:
+    """Silence library chatter that hides the recipe's own output (TF/transformers info, hub warnings)."""
+    import logging
+    import warnings
+
+    warnings.filterwarnings("ignore", message=".*TensorFlow and JAX classes are deprecated.*")
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    warnings.filterwarnings("ignore", message=".*numerical gradient.*")
+    for name in ("tensorflow", "transformers", "datasets", "huggingface_hub", "absl"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    try:
+        import transformers
+
+        transformers.logging.set_verbosity_error()
+        import datasets
+
+        datasets.logging.set_verbosity_error()
+        datasets.disable_progress_bars()
+    except ImportError:
+        pass

@@ -1,0 +1,124 @@
+"""Every setting of a fine-tuning run, declared once (as in Hugging Face's ``run_glue.py``).
+
+``RecipeConfig`` is the notebooks' parameter cell, the CLI's ``train`` flags (``cli`` builds them from
+the fields and their help text), what ``run_recipe`` reads, the ``settings`` in metrics.json and each
+training row of ``bench``. Adding a setting is one field here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+
+from .errors import RecipesError
+
+
+def parse_maxlen(value: str) -> int | str:
+    """Parse a maxlen flag: 'auto', 'max' or a number of tokens."""
+    if value in ("auto", "max"):
+        return value
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"must be 'auto', 'max' or an integer, got {value!r}") from None
+
+
+def parse_limit(value: str) -> int | None:
+    """Parse a limit flag: a number of texts, or 'all'."""
+    if value == "all":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"must be a number of texts or 'all', got {value!r}") from None
+
+
+def parse_labels(value: str) -> list[str]:
+    """Parse a comma-separated list of label names."""
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    if len(names) < 2:
+        raise ValueError(f"give at least two comma-separated label names, got {value!r}")
+    return names
+
+
+def _setting(default, help: str, parse=None):
+    return field(default=default, metadata={"help": help, "parse": parse})
+
+
+@dataclass
+class RecipeConfig:
+    """The settings of one fine-tuning run. ``None`` means "the model's registry default"."""
+
+    model: str = _setting("minilm", "registry name (see `models`), hub id or local model folder")
+    data: str | None = _setting(None, "a data folder (train/val/test files), one .csv/.tsv/.jsonl/.parquet/.txt "
+                                "file, or a hub dataset id (default: emotion: $EMOTION_DATA, else the hub)")
+    data_config: str | None = _setting(None, "the hub dataset's configuration name")
+    text_column: str = _setting("text", "the column holding the text")
+    pair_column: str | None = _setting(None, "a second text column: classify sentence pairs (e.g. excuse)")
+    label_column: str = _setting("label", "the column holding the label")
+    labels: list[str] | None = _setting(None, "label names in id order, comma-separated (default: the data's "
+                                        "ClassLabel names, else its sorted distinct labels)", parse_labels)
+    val_fraction: float = _setting(0.1, "without a validation split, hold out this stratified share of train",
+                                   float)
+    out: str = _setting("runs/minilm", "predictor folder to create")
+    maxlen: int | str = _setting("auto", "'auto' (from the data's token lengths), 'max' (the model's limit, "
+                                 "512 for BERT) or a number of tokens", parse_maxlen)
+    batch_size: int | None = _setting(None, "training batch size (default: the model's registry default)", int)
+    lr: float | None = _setting(None, "peak learning rate of fit_onecycle (default: the registry's)", float)
+    epochs: int | None = _setting(None, "epochs to train (default: the registry's)", int)
+    limit: int | None = _setting(None, "train on a stratified sample of N texts ('all': every text)", parse_limit)
+    eval_limit: int | None = _setting(None, "validate on a stratified sample of N texts ('all': every text)",
+                                      parse_limit)
+    seed: int = _setting(42, "seeds Python, numpy, TensorFlow and the batch order", int)
+    lr_find: bool = _setting(False, "run ktrain's LR finder first and save lr_find.png")
+    bucketing: bool = _setting(True, "length-bucketed batches; --no-bucketing pads every text to maxlen in "
+                               "random batches, as the original tutorial does")
+    overwrite: bool = _setting(False, "replace --out if it holds a predictor saved by ktrain_recipes")
+    resume: bool = _setting(False, "continue from the checkpoint an interrupted run left; with --epochs 0, "
+                            "just save it")
+
+    def with_defaults(self) -> RecipeConfig:
+        """Return a copy with the registry defaults filled in for batch_size, lr and epochs, checked."""
+        from .models import get_spec
+
+        spec = get_spec(self.model)
+        filled = dataclasses.replace(
+            self,
+            batch_size=spec.batch_size if self.batch_size is None else self.batch_size,
+            lr=spec.lr if self.lr is None else self.lr,
+            epochs=spec.epochs if self.epochs is None else self.epochs,
+        )
+        filled.check()
+        return filled
+
+    def check(self) -> None:
+        """Raise RecipesError, naming the flag, for a setting outside its range."""
+        if self.lr is not None and not (math.isfinite(self.lr) and self.lr > 0):
+            raise RecipesError(f"--lr must be a finite number above 0, got {self.lr}")
+        for name, least in [("batch_size", 1), ("limit", 1), ("eval_limit", 1), ("seed", 0),
+                            ("epochs", 0 if self.resume else 1)]:
+            value = getattr(self, name)
+            if value is not None and value < least:
+                why = "" if name != "epochs" else " (0 only with --resume)"
+                raise RecipesError(f"--{name.replace('_', '-')} must be at least {least}{why}, got {value}")
+        if not 0 < self.val_fraction < 1:
+            raise RecipesError(f"--val-fraction must be between 0 and 1, got {self.val_fraction}")
+        if isinstance(self.maxlen, int) and self.maxlen < 8:
+            raise RecipesError(f"--maxlen must be at least 8 tokens, got {self.maxlen}")
+
+    def load_data(self):
+        """Load the data these settings name (see ``data.load_data``)."""
+        from .data import Columns, load_data
+
+        columns = Columns(text=self.text_column, label=self.label_column, pair=self.pair_column)
+        return load_data(self.data, columns, self.labels, self.data_config, self.val_fraction, self.seed)
+
+    def settings(self) -> dict:
+        """Return the settings as a plain dict (what metrics.json records)."""
+        return dataclasses.asdict(self)
+
+
+def config_fields() -> list[dataclasses.Field]:
+    """Return RecipeConfig's fields in declaration order (the CLI makes one flag of each)."""
+    return list(dataclasses.fields(RecipeConfig))

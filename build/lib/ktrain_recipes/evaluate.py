@@ -1,0 +1,83 @@
+"""Score predictions: accuracy, macro-F1, the per-label report and the confusion matrix."""
+
+from __future__ import annotations
+
+import pandas as pd
+from sklearn.metrics import accuracy_score, classification_report, confusion_matrix, f1_score
+
+from .errors import RecipesError
+
+
+def score(y_true: list[str], y_pred: list[str], label_names: list[str]) -> dict:
+    """Return accuracy, macro_f1, n, the per-label report and the confusion matrix (rows = truth).
+
+    Args:
+      y_true: true label names.
+      y_pred: predicted label names.
+      label_names: every label, in the dataset's order (fixes report and matrix order).
+    """
+    if len(y_true) != len(y_pred) or not y_true:
+        raise RecipesError(f"cannot score {len(y_pred)} predictions against {len(y_true)} labels")
+    return {
+        "accuracy": float(accuracy_score(y_true, y_pred)),
+        "macro_f1": float(f1_score(y_true, y_pred, labels=label_names, average="macro", zero_division=0)),
+        "n": len(y_true),
+        "label_names": list(label_names),
+        "report": classification_report(
+            y_true, y_pred, labels=label_names, output_dict=True, zero_division=0
+        ),
+        "confusion_matrix": confusion_matrix(y_true, y_pred, labels=label_names).tolist(),
+    }
+
+
+def report_table(metrics: dict) -> pd.DataFrame:
+    """Return the per-label classification report as a table (precision, recall, f1, support)."""
+    report = metrics["report"]
+    rows = metrics["label_names"] + ["macro avg", "weighted avg"]
+    table = pd.DataFrame([report[r] for r in rows], index=rows)
+    table["support"] = table["support"].astype(int)
+    return table.round(3)
+
+
+def format_report(metrics: dict) -> str:
+    """Return the report, accuracy, macro-F1 and confusion matrix as printable text."""
+    cm = pd.DataFrame(metrics["confusion_matrix"], index=metrics["label_names"], columns=metrics["label_names"])
+    return (
+        f"{report_table(metrics).to_string()}\n\n"
+        f"accuracy {metrics['accuracy']:.4f}   macro-F1 {metrics['macro_f1']:.4f}   n {metrics['n']}\n\n"
+        f"confusion matrix (rows: true, columns: predicted)\n{cm.to_string()}"
+    )
+
+
+def evaluate_predictor(predict_fn, texts: list[str], labels: list[str], label_names: list[str]) -> dict:
+    """Predict ``texts`` with ``predict_fn`` and score against ``labels``."""
+    unknown = sorted(set(labels) - set(label_names))
+    if unknown:
+        raise RecipesError(
+            f"the data has label(s) {', '.join(unknown)} that the predictor does not know "
+            f"({', '.join(label_names)}): evaluate on data with the same labels"
+        )
+    return score(labels, list(predict_fn(texts)), label_names)
+
+
+def evaluate_saved(predictor_dir: str, config=None, split: str = "validation", limit: int | None = None,
+                   fast: bool = False, strict: bool = False) -> dict:
+    """Load a saved predictor and score it on a split of the data ``config`` names (default: emotion).
+
+    Args:
+      predictor_dir: folder written by ``run_recipe``.  config: a RecipeConfig naming the data and its columns.
+      split: 'validation' or 'test'.  limit: score a stratified sample of this many texts.
+      fast: use the exported int8 ONNX model (see ``onnx_inference.export_onnx``) instead of ktrain.
+      strict: refuse a predictor saved under other package versions.
+    """
+    from .config import RecipeConfig
+    from .data import sample
+    from .prediction import classify, open_predictor
+
+    config = config or RecipeConfig()
+    predictor = open_predictor(predictor_dir, fast, strict)  # first: its errors are the cheaper to find
+    ds = config.load_data()
+    texts, labels = sample(ds.texts(split), ds.labels(split), limit, config.seed)
+    metrics = evaluate_predictor(lambda t: classify(predictor, t), texts, labels, list(predictor.get_classes()))
+    metrics["split"] = split
+    return metrics

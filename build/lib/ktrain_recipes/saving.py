@@ -1,0 +1,290 @@
+"""Checked saves: a predictor is written beside its folder, then swapped in, with a manifest of hashes.
+
+What ktrain's ``predictor.save`` lacks, and this adds:
+* atomic replacement: files go to a staging folder ``.NAME.partial-HOST-PID-XXXX`` which is renamed into
+  place; an old predictor is moved aside to ``.NAME.old-HOST-PID`` first. A kill between the two renames
+  leaves ``NAME`` missing: the next writer or loader puts the old one back (``recover``);
+* litter from dead processes (staging folders, moved-aside predictors) is removed on the next write;
+* ``--overwrite`` replaces only a predictor of ours (it has a manifest) or an empty folder, never data;
+* ``manifest.json``: label names, maxlen, versions and the sha256 of every file, checked on load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import socket
+import sys
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from .errors import RecipesError
+from .versions import check_versions, package_versions
+
+MANIFEST = "manifest.json"
+METRICS = "metrics.json"
+FORMAT_VERSION = 1
+_HOST = socket.gethostname().replace("-", "_")
+
+
+def _kill_point(step: str) -> None:
+    """Tests set KTRAIN_RECIPES_KILL_AT to a step name to kill the process there (no cleanup runs)."""
+    if os.environ.get("KTRAIN_RECIPES_KILL_AT") == step:
+        os._exit(9)
+
+
+def check_out_dir(out: str | os.PathLike, overwrite: bool = False) -> Path:
+    """Check, before any training, that ``out`` can receive a predictor; return it as a Path.
+
+    A non-empty ``out`` is refused unless ``overwrite`` is set, and even then only when it holds a
+    predictor saved by ktrain_recipes (a manifest): a data folder or a home folder is never replaced.
+    """
+    out = Path(out)
+    recover(out)
+    if out.exists() and not out.is_dir():
+        raise RecipesError(f"--out '{out}' is a file: choose a folder name")
+    if out.is_dir() and any(out.iterdir()):
+        if not overwrite:
+            raise RecipesError(f"--out '{out}' exists and is not empty: choose another folder or pass --overwrite")
+        if not (out / MANIFEST).is_file():
+            some = ", ".join(sorted(p.name for p in out.iterdir())[:5])
+            raise RecipesError(f"--out '{out}' is not a predictor saved by ktrain_recipes (it holds {some}): "
+                               "--overwrite only replaces predictors; choose another folder")
+    _check_writable(out.parent)
+    return out
+
+
+def _check_writable(parent: Path) -> None:
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=parent, prefix=".write-test-")
+        probe.close()
+    except OSError as exc:
+        raise RecipesError(f"cannot write in '{parent}' ({exc.strerror or exc}): choose another --out") from None
+
+
+def stage_dir(out: Path) -> Path:
+    """Create the staging folder a predictor is written into before it is renamed to ``out``."""
+    out = Path(out)
+    _check_writable(out.parent)
+    clean_litter(out)
+    return Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-{_HOST}-{os.getpid()}-", dir=out.parent))
+
+
+def _owner(path: Path, name: str) -> tuple[str, int] | None:
+    """Return (host, pid) from a staging or moved-aside folder's name, or None."""
+    for kind in (".partial-", ".old-"):
+        prefix = f".{name}{kind}"
+        if path.name.startswith(prefix):
+            parts = path.name[len(prefix):].split("-")
+            if len(parts) >= 2 and parts[1].isdigit():
+                return parts[0], int(parts[1])
+    return None
+
+
+def _alive(host: str, pid: int) -> bool:
+    if host != _HOST:
+        return True  # another machine's process: we cannot tell, so leave its files alone
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def recover(out: Path) -> None:
+    """Put back a predictor a killed swap left moved aside (``out`` missing, ``.NAME.old-*`` present)."""
+    out = Path(out)
+    if out.exists() or not out.parent.is_dir():
+        return
+    for old in sorted(out.parent.glob(f".{out.name}.old-*")):
+        owner = _owner(old, out.name)
+        if owner and not _alive(*owner):
+            old.rename(out)
+            print(f"note: restored the predictor at '{out}' that an interrupted save had moved aside",
+                  file=sys.stderr)
+            return
+
+
+def clean_litter(out: Path) -> None:
+    """Remove staging and moved-aside folders beside ``out`` that belong to dead processes; say so."""
+    out = Path(out)
+    recover(out)
+    removed = []
+    for path in list(out.parent.glob(f".{out.name}.partial-*")) + list(out.parent.glob(f".{out.name}.old-*")):
+        owner = _owner(path, out.name)
+        if owner and not _alive(*owner):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path.name)
+    if removed:
+        print(f"note: removed {len(removed)} folder(s) left by interrupted runs: {', '.join(removed)}",
+              file=sys.stderr)
+
+
+def save_checked_predictor(predictor, out: str | os.PathLike, metrics: dict, stage: Path | None = None,
+                           overwrite: bool = False) -> Path:
+    """Save a ktrain predictor with ``predictor.save``, plus metrics.json and a manifest, atomically.
+
+    Args:
+      predictor: a ktrain TextPredictor (from ``ktrain.get_predictor``).
+      out: the predictor folder to create.
+      metrics: what ``metrics.json`` holds (see ``recipe.run_recipe``).
+      stage: a staging folder from ``stage_dir`` already holding extra files (plots); created if None.
+      overwrite: replace ``out`` if it is a predictor saved by ktrain_recipes.
+    """
+    out = check_out_dir(out, overwrite)
+    stage = stage or stage_dir(out)
+    try:
+        predictor.save(str(stage))
+        _kill_point("saved")
+        _add_label_names(stage, list(predictor.get_classes()))
+        (stage / METRICS).write_text(json.dumps(metrics, indent=2, default=_jsonable, allow_nan=False))
+        write_manifest(stage, list(predictor.get_classes()), int(predictor.preproc.maxlen), metrics)
+        swap_into_place(stage, out)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return out
+
+
+def _add_label_names(folder: Path, names: list[str]) -> None:
+    """Write id2label/label2id into config.json, so transformers' own loaders show our label names."""
+    path = folder / "config.json"
+    if path.is_file():
+        config = json.loads(path.read_text())
+        config["id2label"] = {str(i): n for i, n in enumerate(names)}
+        config["label2id"] = {n: i for i, n in enumerate(names)}
+        path.write_text(json.dumps(config, indent=2))
+
+
+def swap_into_place(stage: Path, out: Path) -> None:
+    """Rename a complete staging folder to ``out``, moving an old ``out`` aside first and removing it after."""
+    os.chmod(stage, 0o755)  # mkdtemp makes 0700 folders
+    if not out.exists():
+        stage.rename(out)
+        return
+    old = out.with_name(f".{out.name}.old-{_HOST}-{os.getpid()}")
+    out.rename(old)
+    _kill_point("moved-aside")
+    try:
+        stage.rename(out)
+    except BaseException:
+        old.rename(out)  # put the previous predictor back
+        raise
+    _kill_point("swapped")
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _labels_digest(label_names: list[str], maxlen: int) -> str:
+    return hashlib.sha256(json.dumps([label_names, maxlen]).encode()).hexdigest()
+
+
+def write_manifest(folder: Path, label_names: list[str], maxlen: int, metrics: dict) -> None:
+    """Write manifest.json: labels, maxlen, versions, headline metrics and the sha256 of every file."""
+    files = {p.name: sha256_file(p) for p in sorted(folder.iterdir()) if p.is_file() and p.name != MANIFEST}
+    manifest = {
+        "format_version": FORMAT_VERSION,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "label_names": label_names,
+        "maxlen": maxlen,
+        "labels_sha256": _labels_digest(label_names, maxlen),
+        "model_id": metrics.get("model_id"),
+        "versions": package_versions(),
+        "metrics": {k: metrics.get(k) for k in ("accuracy", "macro_f1", "n")},
+        "files": files,
+    }
+    write_json_atomic(folder / MANIFEST, manifest)
+
+
+def write_json_atomic(path: Path, content) -> None:
+    """Write JSON through a temporary file and a rename, so the file is never half-written."""
+    tmp = path.with_name(f".{path.name}.partial")
+    tmp.write_text(json.dumps(content, indent=2, default=_jsonable, allow_nan=False))
+    os.replace(tmp, path)
+
+
+def sha256_file(path: Path) -> str:
+    """Return the hex sha256 of a file, read in 1 MB blocks (predictor weights are ~100 MB)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _jsonable(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return str(value)
+
+
+def read_manifest(folder: str | os.PathLike, strict: bool = False) -> dict:
+    """Check a predictor folder against its manifest and return the manifest.
+
+    Raises RecipesError naming the problem: no such folder, a corrupt manifest, missing or edited files.
+    Other minor versions of TensorFlow/transformers/ktrain warn, or with ``strict`` raise.
+    """
+    folder = Path(folder)
+    recover(folder)
+    if folder.is_file():
+        raise RecipesError(f"'{folder}' is a file, not a predictor folder: pass the --out folder of a train run")
+    if not folder.is_dir():
+        raise RecipesError(f"predictor folder '{folder}' does not exist: pass the --out folder of a train run")
+    manifest = _load_manifest(folder)
+    check_versions(str(folder), manifest.get("versions", {}), strict)
+    for name, digest in manifest["files"].items():
+        if not (folder / name).is_file():
+            raise RecipesError(f"'{folder}' is missing {name}: the predictor is incomplete, re-run train")
+        if sha256_file(folder / name) != digest:
+            raise RecipesError(f"'{folder}/{name}' does not match its checksum (corrupt or edited): re-run train")
+    return manifest
+
+
+def _load_manifest(folder: Path) -> dict:
+    corrupt = f"'{folder}/{MANIFEST}' is corrupt: re-run train to recreate the predictor"
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text())
+    except FileNotFoundError:
+        raise RecipesError(f"'{folder}' has no {MANIFEST}: it is not a predictor saved by ktrain_recipes") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise RecipesError(corrupt) from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+        raise RecipesError(corrupt)
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise RecipesError(
+            f"'{folder}' was saved in predictor format {manifest.get('format_version')}, this version reads "
+            f"format {FORMAT_VERSION}: upgrade ktrain_recipes or re-train"
+        )
+    root = folder.resolve()
+    for name in manifest["files"]:
+        inside = (folder / name).resolve()
+        if Path(name).is_absolute() or ".." in Path(name).parts or inside.parent != root:
+            raise RecipesError(f"{corrupt} (entry {name!r} points outside the folder)")
+    labels, maxlen = manifest.get("label_names"), manifest.get("maxlen")
+    if manifest.get("labels_sha256") != _labels_digest(labels, maxlen):
+        raise RecipesError(f"{corrupt} (its label names or maxlen were edited)")
+    return manifest
+
+
+def load_checked_predictor(folder: str | os.PathLike, batch_size: int = 32, strict: bool = False):
+    """Check a saved predictor's manifest (see ``read_manifest``), then ``ktrain.load_predictor`` it."""
+    read_manifest(folder, strict)
+    import ktrain
+
+    predictor = ktrain.load_predictor(str(folder), batch_size=batch_size)
+    predictor.preproc.model_name = str(folder)  # tokenizer files live beside the weights
+    return predictor
+
+
+def folder_size_mb(folder: str | os.PathLike, pattern: str = "*") -> float:
+    """Return the size of the files in a folder matching pattern, in MB."""
+    return sum(p.stat().st_size for p in Path(folder).glob(pattern) if p.is_file()) / 1e6

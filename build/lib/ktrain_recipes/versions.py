@@ -1,0 +1,41 @@
+"""The package versions a saved predictor depends on, and the check made when loading one."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from importlib.metadata import PackageNotFoundError, version
+
+from .errors import RecipesError
+
+VERSIONED = ["ktrain", "transformers", "tensorflow", "tf_keras", "numpy"]
+CHECKED = ["transformers", "tensorflow", "ktrain"]  # the ones whose minor version changes saved files
+
+
+def package_versions() -> dict[str, str]:
+    """Return the versions of Python and of the packages a saved predictor depends on."""
+    out = {"python": sys.version.split()[0]}
+    for name in VERSIONED + ["ktrain_recipes"]:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "missing"
+    return out
+
+
+def check_versions(folder: str, saved: dict, strict: bool = False) -> None:
+    """Warn in one line (or with ``strict`` refuse) when a predictor was saved under other minor versions.
+
+    Args:
+      folder: the predictor folder, for the message.  saved: the manifest's ``versions``.
+      strict: raise RecipesError instead of warning.
+    """
+    now = package_versions()
+    for name in CHECKED:
+        if saved.get(name, "").split(".")[:2] != now[name].split(".")[:2]:
+            message = (f"'{folder}' was saved with {name} {saved.get(name)}, this environment has {now[name]}: "
+                       "it usually loads; if it does not, install the pinned requirements or re-train")
+            if strict:
+                raise RecipesError(message.split(": it usually")[0] + ": install the pinned requirements "
+                                   "or re-train (or load without --strict)")
+            warnings.warn(message, stacklevel=3)
