@@ -13,12 +13,14 @@ from .evaluate import evaluate_predictor, format_report, report_table, score
 from .maxlen import choose_maxlen, load_tokenizer, resolve_maxlen
 from .models import REGISTRY, list_models, resolve_model
 from .notebook import ci_overrides, setup_notebook
+from .params import albert_arithmetic, parameter_table
 from .plots import (
     plot_confusion_matrix,
     plot_history,
     plot_label_distribution,
     plot_latency_vs_accuracy,
     plot_lr_find,
+    plot_parameters,
     plot_token_lengths,
     save_figure,
 )

@@ -111,6 +111,18 @@ def build_parser() -> argparse.ArgumentParser:
                                   "default: the hub's hendrycks/ethics")
     p.add_argument("--out", help="predictor folder (default: runs/ethics-TASK)")
 
+    p = sub.add_parser("distill", help="train a smaller student from a saved predictor (the teacher)",
+                       formatter_class=fmt)
+    p.add_argument("--teacher", required=True, help="a predictor folder written by train")
+    p.add_argument("--layers", type=int, default=3, help="encoder layers of the student (every other teacher layer)")
+    p.add_argument("--student", help="pretrained checkpoint to cut (default: the one the teacher was fine-tuned from)")
+    p.add_argument("--temperature", type=float, default=2.0, help="softens the teacher's probabilities")
+    p.add_argument("--alpha", type=float, default=0.5,
+                   help="weight of the true labels in the loss (1: labels alone, no teacher)")
+    add_config_flags(p, only=["out", "batch_size", "lr", "epochs", "limit", "eval_limit", "seed", "overwrite",
+                              "maxlen", *DATA_FIELDS])
+    p.set_defaults(out=None)
+
     p = sub.add_parser("bench", help="tutorial recipe vs default recipe, ktrain predictor vs int8 ONNX",
                        formatter_class=fmt)
     add_config_flags(p, only=["model", "limit", "eval_limit", "epochs", "seed", *DATA_FIELDS], limit=400, epochs=2)
@@ -192,6 +204,15 @@ def cmd_ethics(args) -> None:
         write_result(result, args.json)
 
 
+def cmd_distill(args) -> None:
+    from .distill import DistillSettings, distill
+
+    if not args.out:
+        raise RecipesError("give --out, the folder for the student predictor")
+    settings = DistillSettings(args.teacher, args.layers, args.student, args.temperature, args.alpha)
+    distill(config_from_args(args), settings)
+
+
 def cmd_bench(args) -> None:
     from .bench import run_bench
 
@@ -207,7 +228,8 @@ def cmd_models(args) -> None:
 
 
 COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict, "export": cmd_export,
-            "models": cmd_models, "compare": cmd_compare, "bench": cmd_bench, "ethics": cmd_ethics}
+            "models": cmd_models, "compare": cmd_compare, "bench": cmd_bench, "ethics": cmd_ethics,
+            "distill": cmd_distill}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -128,3 +128,19 @@ def plot_bench(rows: list[dict], titles: dict | None = None, caption: str = ""):
         fig.text(0.5, -0.03, caption, ha="center", va="top", fontsize=9, wrap=True)
     plt.close(fig)
     return fig
+
+
+def plot_parameters(table):
+    """Stacked bars: each model's parameters (millions) in embeddings, encoder layers and pooler."""
+    fig, ax = plt.subplots(figsize=(7, 4))
+    left = np.zeros(len(table))
+    for part, color in [("embeddings", "#8da0cb"), ("encoder", "#66c2a5"), ("pooler", "#fc8d62")]:
+        ax.barh(table.index, table[part], left=left, label=part, color=color)
+        left += np.asarray(table[part], dtype=float)
+    for i, total in enumerate(left):
+        ax.annotate(f"{total:.1f}M", (total, i), xytext=(3, 0), textcoords="offset points", va="center", fontsize=8)
+    ax.set(xlabel="parameters (millions)", title="where the parameters live")
+    ax.invert_yaxis()
+    ax.legend(loc="lower right")
+    plt.close(fig)
+    return fig

@@ -57,7 +57,7 @@ def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None) -> di
         trained = fit_with_checkpoint(learner, config.lr, config.epochs, checkpoint, record) if config.epochs \
             else {**record, "epoch_seconds": [], "interrupted": False}
         predictor = ktrain.get_predictor(learner.model, t, batch_size=config.batch_size)
-        metrics = _measure(predictor, val, ds.label_names)
+        metrics = measure(predictor, val, ds.label_names)
         record_run(metrics, config, maxlen, trained, learner, n_train=len(train[0]), data=ds.source, **found)
         save_figure(plot_confusion_matrix(metrics), stage / "confusion_matrix.png")
         save_checked_predictor(predictor, out, metrics, stage=stage, overwrite=config.overwrite or config.resume)
@@ -89,7 +89,7 @@ def _suggested_lr(learner) -> float | None:
         return None
 
 
-def _measure(predictor, val: tuple[list, list], label_names: list[str]) -> dict:
+def measure(predictor, val: tuple[list, list], label_names: list[str]) -> dict:
     """Score the predictor on the validation texts, print the report, and time its inference."""
     metrics = score(val[1], classify(predictor, val[0]), label_names)
     print(format_report(metrics))

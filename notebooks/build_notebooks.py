@@ -272,6 +272,16 @@ def compare() -> list:
         ("code", 'fig = kr.plot_latency_vs_accuracy(table)\nkr.save_figure(fig, "runs/compare_models.png")\nfig'),
         ("md", "## Which model for which use\nComputed from the table above:"),
         ("code", "from IPython.display import Markdown\nMarkdown(kr.recommend(table))"),
+        ("md", "## Where the parameters live\nEach registry model, built by transformers from its published "
+               "configuration with random weights (nothing is downloaded), its weights counted by part. Word "
+               "embeddings (vocabulary x hidden size) are a large share of every small model; the encoder "
+               "layers are most of a large one. Sizes are at fp32, fp16 and int8 (what `export` quantizes to)."),
+        ("code", "params = kr.parameter_table()\nparams"),
+        ("code", "kr.plot_parameters(params)"),
+        ("md", "ALBERT is small for two reasons, both visible in the arithmetic: its word embeddings are "
+               "factorised (V x E + E x H, with E = 128, instead of V x H), and its 12 encoder layers share one "
+               "set of weights, so it stores one layer where BERT-base stores twelve."),
+        ("code", "pd.Series(kr.albert_arithmetic())"),
     ]
 
 

@@ -1,0 +1,195 @@
+"""Knowledge distillation: a smaller student learns from a saved predictor (the teacher) and the labels.
+
+The student starts from the pretrained checkpoint the teacher was fine-tuned from, keeping every other
+encoder layer (DistilBERT's initialisation: layer ``2i`` becomes the student's layer ``i``) and a fresh
+classification head. With ``alpha=1`` it learns from the labels alone, which shows what the teacher adds.
+It trains with
+ktrain's learner and ``fit_onecycle`` on the same length-bucketed batches as the recipe: ktrain's
+transformer datasets accept any target array, so each example's target packs its one-hot label beside the
+teacher's logits, and the student is compiled with the distillation loss::
+
+    alpha * CE(labels, softmax(z_s)) + (1 - alpha) * T^2 * CE(softmax(z_t / T), softmax(z_s / T))
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .config import RecipeConfig
+from .errors import RecipesError
+
+
+@dataclass
+class DistillSettings:
+    """What distillation adds to a RecipeConfig (whose ``model`` is then ignored)."""
+
+    teacher: str
+    layers: int = 3
+    student: str | None = None  # None: the teacher's pretrained checkpoint, cut to ``layers``
+    temperature: float = 2.0
+    alpha: float = 0.5
+
+    def check(self) -> None:
+        """Raise RecipesError for settings out of range."""
+        if self.layers < 1:
+            raise RecipesError(f"--layers must be at least 1, got {self.layers}")
+        if not self.temperature > 0:
+            raise RecipesError(f"--temperature must be above 0, got {self.temperature}")
+        if not 0 <= self.alpha <= 1:
+            raise RecipesError(f"--alpha must be between 0 and 1, got {self.alpha}")
+
+
+def encoder_layers(model) -> list:
+    """Return the list of encoder layers of a BERT-family classification model (BERT, RoBERTa, ELECTRA,
+    MiniLM: ``encoder.layer``; DistilBERT: ``transformer.layer``)."""
+    main = model.layers[0]
+    for path in ("encoder.layer", "transformer.layer"):
+        obj = main
+        for attr in path.split("."):
+            obj = getattr(obj, attr, None)
+        if isinstance(obj, list) and obj:
+            return obj
+    raise RecipesError(f"cannot find the encoder layers of a {type(model).__name__}: distil a BERT, RoBERTa, "
+                       "ELECTRA, DistilBERT or MiniLM teacher (ALBERT shares one layer, so it cannot be cut)")
+
+
+def layer_map(teacher_layers: int, student_layers: int) -> list[int]:
+    """Which teacher layer initialises each student layer: every other one (0, 2, 4, ...)."""
+    step = max(1, teacher_layers // student_layers)
+    mapping = [min(i * step, teacher_layers - 1) for i in range(student_layers)]
+    if student_layers >= teacher_layers:
+        raise RecipesError(f"the student needs fewer layers than the teacher's {teacher_layers}, "
+                           f"got --layers {student_layers}")
+    return mapping
+
+
+def cut_layers(model, layers: int):
+    """Return a ``layers``-layer copy of a BERT-family classifier that keeps every other encoder layer
+    (teacher layer ``map[i]`` becomes layer ``i``) and all other weights; also return the layer map."""
+    from transformers import TFAutoModelForSequenceClassification
+
+    config = model.config.__class__.from_dict(model.config.to_dict())
+    key = "n_layers" if hasattr(config, "n_layers") else "num_hidden_layers"
+    mapping = layer_map(getattr(config, key), layers)
+    setattr(config, key, layers)
+    student = TFAutoModelForSequenceClassification.from_config(config)
+    student(student.dummy_inputs, training=False)  # create the weights
+    src_layers, dst_layers = encoder_layers(model), encoder_layers(student)
+    for i, j in enumerate(mapping):
+        dst_layers[i].set_weights(src_layers[j].get_weights())
+    copied = {id(w) for layer in dst_layers for w in layer.weights}
+    by_name = {_strip(w.name): w for w in model.weights}
+    for weight in student.weights:
+        if id(weight) not in copied:  # embeddings, pooler, classifier: the same names in both models
+            weight.assign(by_name[_strip(weight.name)])
+    return student, mapping
+
+
+def _strip(name: str) -> str:
+    """A weight's name without its model prefix (``tf_bert_for_sequence_classification_3/``)."""
+    return name.split("/", 1)[1] if "/" in name else name
+
+
+def distillation_loss(num_labels: int, temperature: float, alpha: float):
+    """Return a Keras loss over targets ``[one-hot labels | teacher logits]`` and student logits."""
+    import tensorflow as tf
+
+    def loss(y, logits):
+        hard, teacher = y[:, :num_labels], y[:, num_labels:]
+        ce = tf.keras.losses.categorical_crossentropy(hard, logits, from_logits=True)
+        soft = tf.nn.softmax(teacher / temperature)
+        kd = tf.keras.losses.categorical_crossentropy(soft, logits / temperature, from_logits=True)
+        return alpha * ce + (1 - alpha) * temperature ** 2 * kd
+
+    return loss
+
+
+def label_accuracy(num_labels: int):
+    """Accuracy of the student's logits against the one-hot half of the packed targets."""
+    import tensorflow as tf
+
+    def accuracy(y, logits):
+        return tf.cast(tf.equal(tf.argmax(y[:, :num_labels], 1), tf.argmax(logits, 1)), tf.float32)
+
+    return accuracy
+
+
+def teacher_logits(teacher, dataset) -> np.ndarray:
+    """The teacher's logits for every example of a bucketed dataset, in its order."""
+    out = np.zeros((len(dataset.x), teacher.config.num_labels), np.float32)
+    keys = ["input_ids", "attention_mask"] + (["token_type_ids"] if dataset.use_token_type_ids else [])
+    for idx in dataset.batch_indices(train=False):
+        length = int(dataset.lengths[idx].max())
+        batch = {k: dataset.x[idx, i, :length].astype(np.int32) for i, k in enumerate(keys)}
+        out[idx] = teacher(batch, training=False).logits.numpy()
+    return out
+
+
+def _pretrained(name: str, num_labels: int):
+    """The pretrained checkpoint ``name`` (registry name, hub id or folder) with a fresh classification head."""
+    from transformers import TFAutoModelForSequenceClassification
+
+    from .models import resolve_model
+
+    return TFAutoModelForSequenceClassification.from_pretrained(resolve_model(name), num_labels=num_labels)
+
+
+def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> dict:
+    """Distil a student from a saved teacher predictor on ``config``'s data; save it to ``config.out``.
+
+    Returns metrics.json's content (with ``distillation``: teacher, T, alpha, layer map).
+    """
+    import ktrain
+    import tensorflow as tf
+
+    from .batching import bucket_batches
+    from .data import sample
+    from .recipe import measure, record_run
+    from .saving import check_out_dir, load_checked_predictor, save_checked_predictor, stage_dir
+    from .train import Checkpoint, fit_with_checkpoint, set_seed
+
+    settings.check()
+    config = config.with_defaults()
+    out = check_out_dir(config.out, config.overwrite)
+    teacher_predictor = load_checked_predictor(settings.teacher)
+    t = teacher_predictor.preproc  # the student reads texts exactly as the teacher does: same tokenizer, maxlen
+    teacher_model = json.loads((Path(settings.teacher) / "metrics.json").read_text()).get("model", "minilm")
+    ds = dataset or config.load_data()
+    if list(ds.label_names) != list(teacher_predictor.get_classes()):
+        raise RecipesError(f"the data's labels ({', '.join(ds.label_names)}) differ from the teacher's "
+                           f"({', '.join(teacher_predictor.get_classes())}): distil on the teacher's data")
+    train = sample(ds.texts("train"), ds.labels("train"), config.limit, config.seed)
+    val = sample(ds.texts("validation"), ds.labels("validation"), config.eval_limit, config.seed)
+    set_seed(config.seed)
+    trn = bucket_batches(t.preprocess_train(train[0], ds.label_ids(train[1]), verbose=0), config.seed)
+    val_data = bucket_batches(t.preprocess_test(val[0], ds.label_ids(val[1]), verbose=0), config.seed)
+    n = len(ds.label_names)
+    student, mapping = cut_layers(_pretrained(settings.student or teacher_model, n), settings.layers)
+    for data in (trn, val_data):
+        data.y = np.concatenate([data.y.astype(np.float32), teacher_logits(teacher_predictor.model, data)], axis=1)
+    student.compile(optimizer=tf.keras.optimizers.legacy.Adam(config.lr),  # ktrain keeps legacy optimizers as is
+                    loss=distillation_loss(n, settings.temperature, settings.alpha), metrics=[label_accuracy(n)])
+    learner = ktrain.get_learner(student, train_data=trn, val_data=val_data, batch_size=config.batch_size)
+    checkpoint = Checkpoint(out, {"teacher": settings.teacher, "layers": settings.layers, "seed": config.seed})
+    stage = stage_dir(out)
+    try:
+        trained = fit_with_checkpoint(learner, config.lr, config.epochs, checkpoint, checkpoint.start_fresh())
+        student.compile(optimizer="adam", loss=tf.keras.losses.CategoricalCrossentropy(from_logits=True))
+        predictor = ktrain.get_predictor(student, t, batch_size=config.batch_size)
+        metrics = measure(predictor, val, ds.label_names)
+        record_run(metrics, dataclasses.replace(config, model=settings.student or settings.teacher), t.maxlen,
+                   trained, learner, n_train=len(train[0]), data=ds.source,
+                   distillation={**dataclasses.asdict(settings), "layer_map": mapping})
+        save_checked_predictor(predictor, out, metrics, stage=stage, overwrite=config.overwrite)
+        checkpoint.clear()
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    print(f"student saved to {out}")
+    return metrics

@@ -1,0 +1,67 @@
+"""Distillation: the layer map, the loss against a hand computation, and a tiny teacher-to-student run."""
+
+import json
+
+import numpy as np
+import pytest
+
+import ktrain_recipes as kr
+from ktrain_recipes import RecipesError, cli
+from ktrain_recipes.distill import cut_layers, distillation_loss, encoder_layers, layer_map
+
+
+def test_layer_map_keeps_every_other_layer():
+    assert layer_map(6, 3) == [0, 2, 4] and layer_map(12, 6) == [0, 2, 4, 6, 8, 10] and layer_map(4, 1) == [0]
+    with pytest.raises(RecipesError, match="fewer layers than the teacher's 6"):
+        layer_map(6, 6)
+
+
+def test_cut_copies_teacher_layer_2i_into_student_layer_i():
+    from transformers import BertConfig, TFAutoModelForSequenceClassification
+
+    config = BertConfig(vocab_size=100, hidden_size=16, num_hidden_layers=4, num_attention_heads=2,
+                        intermediate_size=32, num_labels=3)
+    teacher = TFAutoModelForSequenceClassification.from_config(config)
+    teacher(teacher.dummy_inputs)
+    student, mapping = cut_layers(teacher, 2)
+    assert mapping == [0, 2] and student.config.num_hidden_layers == 2
+    for i, j in enumerate(mapping):
+        for a, b in zip(encoder_layers(student)[i].get_weights(), encoder_layers(teacher)[j].get_weights()):
+            assert np.array_equal(a, b)
+    assert not all(np.array_equal(a, b) for a, b in zip(encoder_layers(student)[1].get_weights(),
+                                                        encoder_layers(teacher)[1].get_weights()))
+    assert np.array_equal(student.layers[-1].get_weights()[0], teacher.layers[-1].get_weights()[0])  # the head
+
+
+def test_distillation_loss_equals_a_hand_computation():
+    labels, teacher, student = np.array([[0.0, 1.0]]), np.array([[1.0, 3.0]]), np.array([[2.0, 0.5]])
+    T, alpha = 2.0, 0.3
+
+    def softmax(z):
+        e = np.exp(z - z.max())
+        return e / e.sum()
+
+    hard = -np.log(softmax(student[0]))[1]
+    soft = -(softmax(teacher[0] / T) * np.log(softmax(student[0] / T))).sum()
+    expected = alpha * hard + (1 - alpha) * T ** 2 * soft
+    y = np.concatenate([labels, teacher], axis=1).astype(np.float32)
+    got = float(distillation_loss(2, T, alpha)(y, student.astype(np.float32)).numpy()[0])
+    assert got == pytest.approx(expected, rel=1e-5)
+
+
+def test_a_tiny_teacher_distils_into_a_saved_student(tiny_models, small_data, tmp_path):
+    teacher = tmp_path / "teacher"
+    kr.run_recipe(kr.RecipeConfig(tiny_models["bert"], data=str(small_data), out=str(teacher), epochs=1,
+                                  batch_size=16, lr=1e-3))
+    out = tmp_path / "student"
+    assert cli.main(["distill", "--teacher", str(teacher), "--layers", "1", "--data", str(small_data), "--epochs",
+                     "1", "--lr", "1e-3", "--batch-size", "16", "--temperature", "3", "--alpha", "0.4", "--out",
+                     str(out)]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["distillation"]["layer_map"] == [0] and metrics["distillation"]["temperature"] == 3.0
+    assert json.loads((out / "config.json").read_text())["num_hidden_layers"] == 1
+    assert metrics["params"] < json.loads((teacher / "metrics.json").read_text())["params"]
+    assert cli.main(["predict", "--predictor", str(out), "i am happy"]) == 0
+    assert cli.main(["export", "--predictor", str(out)]) == 0
+    assert cli.main(["predict", "--predictor", str(out), "--fast", "i am happy"]) == 0
+    assert cli.main(["distill", "--teacher", str(teacher), "--alpha", "2", "--out", str(tmp_path / "x")]) == 1
