@@ -8,6 +8,8 @@ from .compare import compare_runs, recommend
 from .config import RecipeConfig
 from .data import EMOTION_LABELS, load_emotion, read_texts, sample
 from .errors import RecipesError
+from .bench import inference_row
+from .distill import DistillSettings, distill
 from .ethics import exact_match, get_task, load_ethics, results_table, run_ethics
 from .evaluate import evaluate_predictor, format_report, report_table, score
 from .maxlen import choose_maxlen, load_tokenizer, resolve_maxlen
@@ -24,6 +26,7 @@ from .plots import (
     plot_token_lengths,
     save_figure,
 )
+from .onnx_inference import export_onnx
 from .prediction import check_texts, classify, open_predictor
 from .tokens import token_lengths
 from .recipe import record_run, run_recipe

@@ -57,8 +57,15 @@ def _train_row(name: str, config: RecipeConfig, dataset) -> tuple[dict, dict]:
             "peak_rss_mb": rss.mb}, m
 
 
-def _inference_row(name: str, predict_with, folder: Path, val: tuple, label_names: list[str],
-                   size_pattern: str) -> dict:
+def inference_row(name: str, predict_with, folder: str | os.PathLike, val: tuple, label_names: list[str],
+                  size_pattern: str) -> dict:
+    """Score and time one saved predictor on the validation texts: one bench row.
+
+    Args:
+      name: the row's name.  predict_with: returns a function from texts to labels (loading happens inside the
+      memory measurement).  folder: the predictor folder.  val: (texts, labels).  label_names: the labels.
+      size_pattern: which files count as the model on disk (``tf_model.h5``, ``model.int8.onnx``).
+    """
     from .evaluate import evaluate_predictor
     from .timing import time_inference
 
@@ -66,7 +73,7 @@ def _inference_row(name: str, predict_with, folder: Path, val: tuple, label_name
         predict_fn = predict_with()
         m = evaluate_predictor(predict_fn, *val, label_names)
         timing = time_inference(predict_fn, val[0])
-    params = json.loads((folder / METRICS).read_text()).get("params")
+    params = json.loads((Path(folder) / METRICS).read_text()).get("params")
     return {"name": name, "train_examples_per_s": None, "val_accuracy": m["accuracy"], "val_macro_f1": m["macro_f1"],
             "latency_p50_ms": timing["latency_p50_ms"], "latency_p95_ms": timing["latency_p95_ms"],
             "throughput_per_s": timing["throughput_per_s"], "size_mb": folder_size_mb(folder, size_pattern),
@@ -74,7 +81,7 @@ def _inference_row(name: str, predict_with, folder: Path, val: tuple, label_name
 
 
 def run_bench(config: RecipeConfig, predictor: str | None = None, out: str | os.PathLike = "runs/bench",
-              assets: str | os.PathLike = "assets") -> dict:
+              assets: str | os.PathLike = "assets", students: list[str] = ()) -> dict:
     """Benchmark side by side, in one process, on the same data and model; write bench.json/.md and a chart.
 
     Rows: (a) the tutorial's recipe (maxlen 512, batch 6, no bucketing) against (b) this package's default,
@@ -100,14 +107,21 @@ def run_bench(config: RecipeConfig, predictor: str | None = None, out: str | os.
     export_onnx(target)
     val = sample(ds.texts("validation"), ds.labels("validation"), config.eval_limit, config.seed)
     names = json.loads((target / METRICS).read_text())["label_names"]
-    plain = _inference_row("c_ktrain_predictor", lambda: load_checked_predictor(target).predict, target, val, names,
+    plain = inference_row("c_ktrain_predictor", lambda: load_checked_predictor(target).predict, target, val, names,
                            "tf_model.h5")  # ktrain's own predict, as a user calls it
-    fast = _inference_row("d_onnx_int8", lambda: partial(classify, load_onnx_predictor(target)), target, val,
+    fast = inference_row("d_onnx_int8", lambda: partial(classify, load_onnx_predictor(target)), target, val,
                           names, "model.int8.onnx")
     rows = [tutorial, default, plain, fast]
+    for student in map(Path, students):  # distilled students (see `distill`), as predictors and as int8 ONNX
+        export_onnx(student)
+        rows.append(inference_row(f"student {student.name}", lambda s=student: load_checked_predictor(s).predict,
+                                  student, val, names, "tf_model.h5"))
+        rows.append(inference_row(f"student {student.name} int8",
+                                  lambda s=student: partial(classify, load_onnx_predictor(s)), student, val, names,
+                                  "model.int8.onnx"))
     # how many weight updates each recipe made: on a small slice this, not padding, decides accuracy
     steps = {row["name"]: m["optimizer_steps"] for row, m in [(tutorial, tutorial_metrics), (default, default_metrics)]}
-    result = {"rows": rows, "ratios": _ratios(*rows), "optimizer_steps": steps,
+    result = {"rows": rows, "ratios": _ratios(*rows[:4]), "optimizer_steps": steps,
               "settings": {**config.settings(), "predictor": str(target)}}
     _write_bench(result, out, Path(assets))
     return result

@@ -129,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--predictor", help="benchmark inference on this saved predictor (default: the default recipe's)")
     p.add_argument("--out", default="runs/bench", help="where bench.json, bench.md and the runs go")
     p.add_argument("--assets", default="assets", help="where the chart bench.png goes")
+    p.add_argument("--students", nargs="*", default=[], help="distilled student predictors to add as rows")
     return parser
 
 
@@ -216,7 +217,8 @@ def cmd_distill(args) -> None:
 def cmd_bench(args) -> None:
     from .bench import run_bench
 
-    run_bench(config_from_args(args), predictor=args.predictor, out=args.out, assets=args.assets)
+    run_bench(config_from_args(args), predictor=args.predictor, out=args.out, assets=args.assets,
+              students=args.students)
 
 
 def cmd_models(args) -> None:

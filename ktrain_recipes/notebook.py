@@ -12,7 +12,6 @@ from pathlib import Path
 import pandas as pd
 
 from . import compat
-from .config import RecipeConfig
 from .versions import package_versions
 
 
@@ -61,16 +60,20 @@ def setup_notebook() -> pd.DataFrame:
     return pd.DataFrame([info]).T.rename(columns={0: "runtime"})
 
 
-def ci_overrides(config: RecipeConfig) -> RecipeConfig:
-    """Return ``config`` unchanged, except in CI, where $KTRAIN_RECIPES_SMOKE names a JSON file of overrides.
+def ci_overrides(settings):
+    """Return ``settings`` (a RecipeConfig or DistillSettings) unchanged, except in CI, where
+    $KTRAIN_RECIPES_SMOKE names a JSON file of overrides.
 
     CI cannot download BERT-size models, so its test set-up builds tiny random ones and writes a file
     ``{"models": {name: folder}, "settings": {...}}``; the notebooks then run in seconds on a slice.
     """
     path = os.environ.get("KTRAIN_RECIPES_SMOKE")
     if not path:
-        return config
+        return settings
     smoke = json.loads(Path(path).read_text())
-    model = smoke.get("models", {}).get(config.model, config.model)
+    fields = {f.name for f in dataclasses.fields(settings)}
+    changes = {k: v for k, v in smoke.get("settings", {}).items() if k in fields}
+    if "model" in fields:
+        changes["model"] = smoke.get("models", {}).get(settings.model, settings.model)
     print("CI smoke run: a tiny random model on a slice of the data; the figures below are not results")
-    return dataclasses.replace(config, model=model, **smoke.get("settings", {}))
+    return dataclasses.replace(settings, **changes)

@@ -374,12 +374,78 @@ TASKS = ["justice", "deontology", "virtue", "utilitarianism", "commonsense"]
     ]
 
 
+def distillation() -> list:
+    params = """config = kr.RecipeConfig(
+    data=None,             # None: emotion from the hub, or $EMOTION_DATA; the teacher's data
+    out="runs/student",
+    epochs=3,
+    lr=1e-4,
+    limit=None,            # None: all 16,000 training texts
+    overwrite=True,
+)
+settings = kr.DistillSettings(
+    teacher="runs/quickstart",  # a predictor saved by 00_quickstart.ipynb (or any `train` run)
+    layers=3,                   # MiniLM has 6: keep layers 0, 2 and 4
+    temperature=2.0,            # softens the teacher's probabilities, so the small ones carry information
+    alpha=0.5,                  # the weight of the true labels; 1 - alpha goes to the teacher
+)
+config, settings = kr.ci_overrides(config), kr.ci_overrides(settings)  # only in our CI; no effect for you"""
+    return [
+        ("md", f"# Smaller and faster: distillation and quantization\n{badge('08_distill_and_quantize.ipynb')}\n\n"
+               "DistilBERT showed that a student with half the layers, initialised from every other layer of its "
+               "teacher and trained to match the teacher's output distribution, keeps most of the accuracy. Here "
+               "a 3-layer MiniLM learns from the 6-layer one fine-tuned in the quickstart; then each model is "
+               "quantized to int8 with ONNX Runtime. Everything is measured in this one run, on this machine.\n\n"
+               "**What you will see.** This notebook is committed without outputs: run it after 00_quickstart."),
+        ("code", INSTALL), ("code", setup("import dataclasses")),
+        ("md", "## Parameters"),
+        ("code", params),
+        ("md", "## STEP 1: What distillation transfers\nA fine-tuned classifier's probabilities say more than "
+               "its label: *fear 0.7, surprise 0.25* tells the student that this text sits near the surprise "
+               "border. Dividing the logits by a temperature T > 1 makes those small probabilities visible. "
+               "The student's loss mixes the cross-entropy with the true labels (weight `alpha`) and with the "
+               "teacher's softened probabilities (weight `1 - alpha`, times T squared so that its gradients keep "
+               "their size as T grows). ktrain's transformer datasets accept any target array, so the targets "
+               "pack the one-hot label beside the teacher's logits and ktrain's `fit_onecycle` trains as usual."),
+        ("code", "teacher = kr.load_checked_predictor(settings.teacher)\n"
+                 'f"teacher: {teacher.model.count_params():,} parameters"'),
+        ("md", "## STEP 2: A student on the labels alone\nThe same 3-layer student, trained with `alpha=1`: "
+               "nothing from the teacher. It shows what the teacher adds."),
+        ("code", 'alone = kr.distill(dataclasses.replace(config, out=config.out + "-labels"), '
+                 "dataclasses.replace(settings, alpha=1.0))"),
+        ("md", "## STEP 3: The distilled student"),
+        ("code", "distilled = kr.distill(config, settings)"),
+        ("md", "## STEP 4: Quantize each model to int8\n`export_onnx` converts the Keras model with tf2onnx and "
+               "quantizes its weights to int8 (dynamic quantization): a quarter of the size."),
+        ("code", 'models = {"teacher": settings.teacher, "student, labels only": config.out + "-labels", '
+                 '"student, distilled": config.out}\n'
+                 "for folder in models.values():\n"
+                 "    kr.export_onnx(folder)"),
+        ("md", "## STEP 5: Side by side\nEach model as a ktrain predictor (fp32) and as int8 ONNX, on the same "
+               "validation texts: accuracy, macro-F1, single-text latency (p50), batch throughput and size."),
+        ("code", "ds = config.load_data()\n"
+                 'val = (ds.texts("validation"), ds.labels("validation"))\n'
+                 "rows = []\n"
+                 "for name, folder in models.items():\n"
+                 '    for kind, onnx, weights in [("fp32", False, "tf_model.h5"), ("int8", True, "model.int8.onnx")]:\n'
+                 "        load = lambda f=folder, o=onnx: kr.open_predictor(f, onnx=o).predict  # noqa: E731\n"
+                 '        rows.append(kr.inference_row(f"{name} {kind}", load, folder, val, ds.label_names, weights))\n'
+                 'table = pd.DataFrame(rows).set_index("name").drop(columns=["train_examples_per_s", "peak_rss_mb"])\n'
+                 "table"),
+        ("code", 'kr.plot_latency_vs_accuracy(table, y="val_accuracy")'),
+        ("md", "Read the table for three things: how close the distilled student comes to its teacher; how much "
+               "it beats the student that saw only the labels (what the teacher adds); and what int8 costs in "
+               "accuracy for what it saves in size and time."),
+    ]
+
+
 def notebooks() -> dict[str, list]:
     books = {"00_quickstart.ipynb": quickstart()}
     books.update({name: model_notebook(name, *spec) for name, spec in MODELS.items()})
     books["05_compare_models.ipynb"] = compare()
     books["06_reuse_predictor.ipynb"] = reuse()
     books["07_ethics_benchmark.ipynb"] = ethics()
+    books["08_distill_and_quantize.ipynb"] = distillation()
     return books
 
 
