@@ -14,7 +14,7 @@ from .ethics import exact_match, get_task, load_ethics, results_table, run_ethic
 from .evaluate import evaluate_predictor, format_report, report_table, score
 from .maxlen import choose_maxlen, load_tokenizer, resolve_maxlen
 from .models import REGISTRY, list_models, resolve_model
-from .notebook import ci_overrides, setup_notebook
+from .notebook import ci_overrides, runs_folder, setup_notebook
 from .params import albert_arithmetic, parameter_table
 from .plots import (
     plot_confusion_matrix,

@@ -59,6 +59,8 @@ class LabelledTexts:
     def _split(self, split: str) -> tuple[list, list[str]]:
         if split not in self.splits:
             have = ", ".join(self.splits) or "none"
+            if split == "train":
+                raise RecipesError(f"{self.source} has no training split (it has: {have}): add a train file")
             raise RecipesError(f"split '{split}' is not in {self.source} (it has: {have}): choose another --split")
         return self.splits[split]
 

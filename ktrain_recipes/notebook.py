@@ -31,6 +31,20 @@ def runtime_info() -> dict:
     }
 
 
+def runs_folder(folder: str = "runs", google_drive: bool = False) -> str:
+    """Return where runs are kept: ``folder``, or with ``google_drive`` on Colab that folder in your Drive
+    (mounted here), so that predictors outlive the runtime and other notebooks find them."""
+    if not google_drive:
+        return folder
+    try:
+        from google.colab import drive
+    except ImportError:
+        print("google_drive=True works on Colab only: keeping runs in", folder)
+        return folder
+    drive.mount("/content/drive")
+    return str(Path("/content/drive/MyDrive/ktrain-recipes") / folder)
+
+
 def _gpu_hardware() -> bool:
     """True when the machine has an NVIDIA GPU, whether or not TensorFlow can use it."""
     return os.path.exists("/dev/nvidia0") or shutil.which("nvidia-smi") is not None

@@ -263,11 +263,13 @@ def compare() -> list:
                "runs/<name>`) first."),
         ("code", INSTALL), ("code", setup()),
         ("md", "## Parameters"),
-        ("code", 'RUNS = "runs"   # the folder holding one predictor folder per run\n'
+        ("code", 'RUNS = kr.runs_folder("runs", google_drive=False)  # True on Colab: keep runs in your Drive\n'
                  'pd.set_option("display.precision", 3)'),
         ("md", "## The table\nAccuracy and macro-F1 on validation; training time; single-text latency (p50) "
-               "and batch throughput of the saved predictor; parameters (millions) and weights on disk (MB)."),
-        ("code", "table = kr.compare_runs(RUNS)\ntable"),
+               "and batch throughput of the saved predictor; parameters (millions) and weights on disk (MB). "
+               "On a fresh machine with no runs yet, it shows the results we committed in `docs/results.json`, "
+               "and says so."),
+        ("code", 'table = kr.compare_runs(RUNS, fallback="../docs/results.json")\ntable'),
         ("md", "## Latency against accuracy\nUp and to the left is better; the bubble's area is the model's size."),
         ("code", 'fig = kr.plot_latency_vs_accuracy(table)\nkr.save_figure(fig, "runs/compare_models.png")\nfig'),
         ("md", "## Which model for which use\nComputed from the table above:"),
@@ -291,7 +293,14 @@ def reuse() -> list:
                "Load a predictor saved by any notebook or by `python -m ktrain_recipes train`, and use it."),
         ("code", INSTALL), ("code", setup()),
         ("md", "## Parameters"),
-        ("code", 'PREDICTOR = "runs/quickstart"   # written by 00_quickstart.ipynb'),
+        ("code", 'PREDICTOR = kr.runs_folder("runs", google_drive=False) + "/quickstart"  # written by 00_quickstart\n'
+                 'SMALL_RUN = kr.RecipeConfig("minilm", out=PREDICTOR, limit=1600, epochs=3, batch_size=8)  '
+                 "# if it is missing"),
+        ("md", "On a fresh machine (Colab gives each notebook its own), there is no predictor yet: train a small "
+               "one first (MiniLM on 1,600 texts, a few minutes on a CPU)."),
+        ("code", "from pathlib import Path\n"
+                 "if not Path(PREDICTOR).exists():\n"
+                 "    kr.run_recipe(SMALL_RUN)"),
         ("md", "## Load\n`kr.load_checked_predictor` checks the manifest, then calls `ktrain.load_predictor`: "
                "missing or edited files get a clear error instead of a TensorFlow traceback."),
         ("code", CHECK + "predictor = kr.load_checked_predictor(PREDICTOR)\npredictor.get_classes()"),

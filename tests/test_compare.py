@@ -1,0 +1,32 @@
+"""compare: runs side by side, a corrupt metrics.json skipped, label sets kept apart, the committed fallback."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ktrain_recipes import RecipesError, compare_runs, recommend
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def test_corrupt_runs_are_skipped_and_other_label_sets_not_ranked(tiny_predictor, tmp_path, capsys):
+    shutil.copytree(tiny_predictor, tmp_path / "a")
+    shutil.copytree(tiny_predictor, tmp_path / "b")
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "metrics.json").write_text("{not json")
+    table = compare_runs(tmp_path)
+    assert set(table.index) == {"a", "b"} and "skipped" in capsys.readouterr().out
+    assert "best accuracy" in recommend(table)
+    metrics = json.loads((tmp_path / "b" / "metrics.json").read_text())
+    (tmp_path / "b" / "metrics.json").write_text(json.dumps({**metrics, "label_names": ["neg", "pos"]}))
+    assert "not comparable" in recommend(compare_runs(tmp_path))
+
+
+def test_a_fresh_machine_gets_the_committed_results_and_is_told(tmp_path, capsys):
+    table = compare_runs(tmp_path / "none", fallback=DOCS / "results.json")
+    assert "minilm-full-4ep" in table.index and table.loc["minilm-full-4ep", "accuracy"] == 0.9335
+    assert "showing the results committed in" in capsys.readouterr().out
+    with pytest.raises(RecipesError, match="no runs"):
+        compare_runs(tmp_path / "none")
