@@ -1,8 +1,0 @@
-"""Entry point for ``python -m ktrain_recipes``."""
-
-import sys
-
-from .cli import main
-
-if __name__ == "__main__":
-    sys.exit(main())
