@@ -479,6 +479,9 @@ def build(name: str, cells: list) -> nbformat.NotebookNode:
         cell.id = f"c{i:02d}"  # stable ids keep diffs small
     if fresh:
         nb.metadata["ktrain_recipes"] = old.metadata["ktrain_recipes"]
+    if name in MODELS:  # Colab opens the BERT-size notebooks on a GPU runtime
+        nb.metadata["accelerator"] = "GPU"
+        nb.metadata["colab"] = {"provenance": [], "gpuType": "T4"}
     return nb
 
 

@@ -30,3 +30,14 @@ def test_a_fresh_machine_gets_the_committed_results_and_is_told(tmp_path, capsys
     assert "showing the results committed in" in capsys.readouterr().out
     with pytest.raises(RecipesError, match="no runs"):
         compare_runs(tmp_path / "none")
+
+
+def test_compare_writes_csv_and_json(tiny_predictor, tmp_path):
+    import pandas as pd
+
+    from ktrain_recipes import cli
+
+    assert cli.main(["compare", "--runs", str(tiny_predictor.parent), "--table", str(tmp_path / "t.csv")]) == 0
+    assert pd.read_csv(tmp_path / "t.csv", index_col=0).loc["bert", "accuracy"] >= 0
+    assert cli.main(["compare", "--runs", str(tiny_predictor.parent), "--table", str(tmp_path / "t.json")]) == 0
+    assert "bert" in json.loads((tmp_path / "t.json").read_text())

@@ -88,3 +88,50 @@ def test_the_stale_output_check_can_fail(tmp_path):
     assert build.executed_digest(nb) == build.sources_digest(cells)
     changed = [*cells[:-1], ("code", cells[-1][1] + "\n# edited")]
     assert build.executed_digest(nb) != build.sources_digest(changed)
+
+
+class _Run:
+    """Records the install cell's subprocess calls; answers the version check with ``versions``."""
+
+    def __init__(self, versions):
+        self.calls, self.versions = [], versions
+
+    def __call__(self, cmd, **kwargs):
+        import subprocess
+
+        self.calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0, stdout=repr(self.versions), stderr="")
+
+
+@pytest.mark.parametrize("cloned, new_numpy, restarts", [(False, "9.9.9", True), (True, "9.9.9", True),
+                                                         (True, None, False)])
+def test_install_cell_uses_this_kernels_pip_restarts_when_needed_and_can_run_again(monkeypatch, cloned, new_numpy,
+                                                                                   restarts):
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+
+    import numpy
+
+    versions = {"numpy": new_numpy or numpy.__version__}
+    for name in ("matplotlib", "pandas"):
+        if name in sys.modules:
+            versions[name] = sys.modules[name].__version__
+    run, killed = _Run(versions), []
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(subprocess, "run", run)
+    monkeypatch.setattr(os.path, "isdir", lambda path: cloned)
+    monkeypatch.setattr(os, "kill", lambda pid, sig: killed.append(sig))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    exec(build.INSTALL, {})
+    assert any(c[:2] == ["git", "clone"] for c in run.calls) == (not cloned)  # a second run does not clone again
+    pip_calls = [c for c in run.calls if "pip" in c]
+    assert pip_calls and all(c[0] == sys.executable for c in pip_calls)
+    assert any("constraints.txt" in " ".join(c) for c in pip_calls)
+    assert bool(killed) == restarts
+
+
+def test_model_notebooks_open_on_a_gpu_runtime():
+    for name in MODEL_NOTEBOOKS:
+        assert nbformat.read(NOTEBOOKS / name, as_version=4).metadata["accelerator"] == "GPU"
