@@ -41,3 +41,39 @@ def test_predict_on_random_strings(tiny_predictor):
             assert kr.classify(predictor, [text])[0] in kr.EMOTION_LABELS
         except RecipesError as exc:  # blank-only strings are rejected on purpose
             assert "empty or only whitespace" in str(exc) and not text.strip("\x00 \t\r\n")
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_random_numeric_flags_are_accepted_in_range_or_refused_in_one_line(seed, monkeypatch, capsys):
+    from ktrain_recipes import cli
+
+    rng = random.Random(seed)
+    values = ["0", "-1", "nan", "inf", "-inf", "1e-4", "3", "1e999", "2.5", "", "x", "-0"]
+    flags = {flag: rng.choice(values) for flag in ["--lr", "--batch-size", "--epochs", "--seed", "--limit",
+                                                   "--eval-limit", "--maxlen", "--val-fraction"]}
+    seen = []
+    monkeypatch.setattr("ktrain_recipes.recipe.run_recipe", lambda config: seen.append(config))
+    try:
+        status = cli.main(["train", "--out", "o", *[part for item in flags.items() for part in item]])
+    except SystemExit as exc:  # argparse: a value of the wrong type (its own usage message)
+        assert exc.code == 2
+        return
+    if status == 1:
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("error: --") and "\n" not in err and not seen
+    else:
+        config = seen[0]
+        assert config.lr > 0 and config.lr != float("inf") and config.batch_size >= 1 and config.epochs >= 1
+        assert config.seed >= 0 and 0 < config.val_fraction < 1
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_bytes_as_input_file_are_read_or_refused_in_one_line(tmp_path, seed):
+    rng = random.Random(seed)
+    name = rng.choice(["in.txt", "in.csv", "IN.CSV", "in.tsv"])
+    (tmp_path / name).write_bytes(bytes(rng.randrange(256) for _ in range(rng.randint(0, 300))))
+    try:
+        table = read_texts(tmp_path / name)
+        assert "text" in table.columns
+    except RecipesError as exc:
+        assert "\n" not in str(exc)
