@@ -209,13 +209,17 @@ def train_ranker(config: RecipeConfig, pairs: list[tuple[str, str]]):
     first, second = (_encode(tokenizer, [p[i] for p in pairs], maxlen) for i in (0, 1))
 
     class Ranker(tf.keras.Model):
+        def __init__(self, scorer):
+            super().__init__()
+            self.scorer = scorer  # an attribute, so that Keras trains its weights
+
         def call(self, inputs, training=False):
             a, b = inputs
-            return scorer(a, training=training).logits[:, 0] - scorer(b, training=training).logits[:, 0]
+            return self.scorer(a, training=training).logits[:, 0] - self.scorer(b, training=training).logits[:, 0]
 
     steps = -(-len(pairs) // config.batch_size) * config.epochs
     rate = tf.keras.optimizers.schedules.PolynomialDecay(config.lr, steps, 0.0)  # linear decay to 0
-    ranker = Ranker()
+    ranker = Ranker(scorer)
     ranker.compile(optimizer=tf.keras.optimizers.Adam(rate), loss=tf.keras.losses.BinaryCrossentropy(from_logits=True))
     start = time.perf_counter()
     ranker.fit((first, second), np.ones(len(pairs), np.float32), batch_size=config.batch_size, epochs=config.epochs,

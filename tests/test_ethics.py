@@ -54,3 +54,13 @@ def test_short_runs_score_the_test_split(task, ethics_dir, tiny_models, tmp_path
     assert result["task"] == task and result["n"] == (3596 if task == "deontology" else 4808)
     assert 0 <= result["accuracy"] <= 1 and result["n_train"] == 64
     assert ("exact_match" in result) == (task == "deontology")
+
+
+def test_the_ranker_learns_which_scenario_is_more_pleasant(tiny_models):
+    from ktrain_recipes.ethics import rank_pairs, train_ranker
+
+    pairs = [(f"i won a lovely prize number {i}", f"i lost my wallet again {i}") for i in range(64)]
+    config = RecipeConfig(tiny_models["bert"], epochs=3, lr=1e-3, batch_size=16).with_defaults()
+    scorer, info = train_ranker(config, pairs)
+    right = rank_pairs(scorer, info["tokenizer"], info["maxlen"], pairs[:16] + [(b, a) for a, b in pairs[:16]])
+    assert all(right[:16]) and not any(right[16:])  # it learned the order, not the position
