@@ -51,11 +51,20 @@ def config_from_args(args: argparse.Namespace) -> RecipeConfig:
 DATA_FIELDS = ["data", "data_config", "text_column", "pair_column", "label_column", "labels", "val_fraction"]
 
 
+class _ShowDefaults(argparse.ArgumentDefaultsHelpFormatter):
+    """Show a flag's default after its help, unless the help already says it or there is none to show."""
+
+    def _get_help_string(self, action):
+        if action.default in (None, False, True, argparse.SUPPRESS) or "default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser for all commands."""
     from . import __version__
 
-    fmt = argparse.ArgumentDefaultsHelpFormatter
+    fmt = _ShowDefaults
     parser = argparse.ArgumentParser(prog="ktrain-recipes", description=__doc__, formatter_class=fmt)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
