@@ -387,7 +387,7 @@ def distillation() -> list:
     params = """config = kr.RecipeConfig(
     data=None,             # None: emotion from the hub, or $EMOTION_DATA; the teacher's data
     out="runs/student",
-    epochs=3,
+    epochs=2,
     lr=1e-4,
     limit=None,            # None: all 16,000 training texts
     overwrite=True,
