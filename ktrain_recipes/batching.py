@@ -39,15 +39,25 @@ class BucketedDataset(TransformerDataset):
             batches += [pool[i:i + size] for i in range(0, len(pool), size)]
         return [batches[i] for i in self.rng.permutation(len(batches))]
 
+    @property
+    def keys(self) -> list[str]:
+        """The model's input names, in the order of ``x``'s second axis."""
+        return ["input_ids", "attention_mask"] + (["token_type_ids"] if self.use_token_type_ids else [])
+
+    def padded_batches(self, train: bool):
+        """Yield (indices, features) per batch, each feature padded only to the batch's longest text."""
+        full = self.x.shape[2]
+        for idx in self.batch_indices(train):
+            length = min(full, -(-int(self.lengths[idx].max()) // ROUND_TO) * ROUND_TO)
+            yield idx, {k: self.x[idx, i, :length].astype(np.int32) for i, k in enumerate(self.keys)}
+
     def to_tfdataset(self, train: bool = True):
         """Serve padded-per-batch features as a ``tf.data.Dataset`` (repeated when training)."""
-        keys = ["input_ids", "attention_mask"] + (["token_type_ids"] if self.use_token_type_ids else [])
-        full = self.x.shape[2]
+        keys = self.keys
 
         def batches():
-            for idx in self.batch_indices(train):
-                length = min(full, -(-int(self.lengths[idx].max()) // ROUND_TO) * ROUND_TO)
-                yield {k: self.x[idx, i, :length].astype(np.int32) for i, k in enumerate(keys)}, self.y[idx]
+            for idx, features in self.padded_batches(train):
+                yield features, self.y[idx]
 
         y_spec = tf.TensorSpec([None] + list(self.y.shape[1:]), tf.as_dtype(self.y.dtype))
         spec = ({k: tf.TensorSpec([None, None], tf.int32) for k in keys}, y_spec)

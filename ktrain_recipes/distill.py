@@ -124,17 +124,14 @@ def teacher_logits(teacher, dataset) -> np.ndarray:
     """The teacher's logits for every example of a bucketed dataset, in its order."""
     import tensorflow as tf
 
-    keys = ["input_ids", "attention_mask"] + (["token_type_ids"] if dataset.use_token_type_ids else [])
-
     # one graph for every batch shape: calling the Keras model eagerly costs seconds per batch on a CPU
-    @tf.function(input_signature=[{k: tf.TensorSpec([None, None], tf.int32) for k in keys}])
+    @tf.function(input_signature=[{k: tf.TensorSpec([None, None], tf.int32) for k in dataset.keys}])
     def logits(batch):
         return teacher(batch, training=False).logits
 
     out = np.zeros((len(dataset.x), teacher.config.num_labels), np.float32)
-    for idx in dataset.batch_indices(train=False):
-        length = int(dataset.lengths[idx].max())
-        out[idx] = logits({k: dataset.x[idx, i, :length].astype(np.int32) for i, k in enumerate(keys)}).numpy()
+    for idx, features in dataset.padded_batches(train=False):
+        out[idx] = logits(features).numpy()
     return out
 
 
