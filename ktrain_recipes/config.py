@@ -67,6 +67,10 @@ class RecipeConfig:
     batch_size: int | None = _setting(None, "training batch size (default: the model's registry default)", int)
     lr: float | None = _setting(None, "peak learning rate of fit_onecycle (default: the registry's)", float)
     epochs: int | None = _setting(None, "epochs to train (default: the registry's)", int)
+    weight_decay: float = _setting(0.0, "decoupled weight decay through ktrain's learner.set_weight_decay "
+                                   "(AdamWeightDecay; 0: ktrain's plain Adam)", float)
+    average_last: int = _setting(1, "save the average of the weights at the end of the last N epochs "
+                                 "(checkpoint averaging; 1: the last epoch's weights)", int)
     limit: int | None = _setting(None, "train on a stratified sample of N texts ('all': every text)", parse_limit)
     eval_limit: int | None = _setting(None, "validate on a stratified sample of N texts ('all': every text)",
                                       parse_limit)
@@ -97,11 +101,17 @@ class RecipeConfig:
         if self.lr is not None and not (math.isfinite(self.lr) and self.lr > 0):
             raise RecipesError(f"--lr must be a finite number above 0, got {self.lr}")
         for name, least in [("batch_size", 1), ("limit", 1), ("eval_limit", 1), ("seed", 0),
-                            ("epochs", 0 if self.resume else 1)]:
+                            ("epochs", 0 if self.resume else 1), ("average_last", 1)]:
             value = getattr(self, name)
             if value is not None and value < least:
                 why = "" if name != "epochs" else " (0 only with --resume)"
                 raise RecipesError(f"--{name.replace('_', '-')} must be at least {least}{why}, got {value}")
+        if not (math.isfinite(self.weight_decay) and 0 <= self.weight_decay < 1):
+            raise RecipesError(f"--weight-decay must be at least 0 and below 1 (0.01 is usual), "
+                               f"got {self.weight_decay}")
+        if self.epochs and self.average_last > self.epochs:
+            raise RecipesError(f"--average-last {self.average_last} needs at least that many --epochs, "
+                               f"got {self.epochs}")
         if not 0 < self.val_fraction < 1:
             raise RecipesError(f"--val-fraction must be between 0 and 1, got {self.val_fraction}")
         if isinstance(self.maxlen, int) and self.maxlen < 8:

@@ -13,6 +13,7 @@ teacher's logits, and the student is compiled with the distillation loss::
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import shutil
@@ -151,6 +152,7 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     """
     import ktrain
     import tensorflow as tf
+    from ktrain.utils import get_default_optimizer
 
     from .batching import bucket_batches
     from .data import sample
@@ -177,15 +179,23 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     student, mapping = cut_layers(_pretrained(settings.student or teacher_model, n), settings.layers)
     for data in (trn, val_data):
         data.y = np.concatenate([data.y.astype(np.float32), teacher_logits(teacher_predictor.model, data)], axis=1)
-    student.compile(optimizer=tf.keras.optimizers.legacy.Adam(config.lr),  # ktrain keeps legacy optimizers as is
-                    loss=distillation_loss(n, settings.temperature, settings.alpha), metrics=[label_accuracy(n)])
+    # legacy optimizers: fit_onecycle cycles the optimizer's lr and beta_1, which they hold as variables;
+    # with weight decay, the AdamWeightDecay that ktrain's learner.set_weight_decay compiles with
+    optimizer = get_default_optimizer(config.lr, config.weight_decay) if config.weight_decay \
+        else tf.keras.optimizers.legacy.Adam(config.lr)
+    student.compile(optimizer=optimizer, loss=distillation_loss(n, settings.temperature, settings.alpha),
+                    metrics=[label_accuracy(n)])
     learner = ktrain.get_learner(student, train_data=trn, val_data=val_data, batch_size=config.batch_size)
     checkpoint = Checkpoint(out, {"teacher": settings.teacher, "layers": settings.layers, "seed": config.seed})
     stage = stage_dir(out)
     try:
-        trained = fit_with_checkpoint(learner, config.lr, config.epochs, checkpoint, checkpoint.start_fresh())
+        trained = fit_with_checkpoint(learner, config.lr, config.epochs, checkpoint, checkpoint.start_fresh(),
+                                      average_last=config.average_last)
         student.compile(optimizer="adam", loss=tf.keras.losses.CategoricalCrossentropy(from_logits=True))
-        predictor = ktrain.get_predictor(student, t, batch_size=config.batch_size)
+        # ktrain rebuilds a saved model from its preprocessor's config: the student's, not the teacher's
+        preproc = copy.copy(t)
+        preproc.config = student.config
+        predictor = ktrain.get_predictor(student, preproc, batch_size=config.batch_size)
         metrics = measure(predictor, val, ds.label_names)
         record_run(metrics, dataclasses.replace(config, model=settings.student or settings.teacher), t.maxlen,
                    trained, learner, n_train=len(train[0]), data=ds.source,

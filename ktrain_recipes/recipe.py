@@ -47,14 +47,16 @@ def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None) -> di
         trn, val_data = bucket_batches(trn, config.seed), bucket_batches(val_data, config.seed)
     learner = ktrain.get_learner(t.get_classifier(), train_data=trn, val_data=val_data,
                                  batch_size=config.batch_size)
+    if config.weight_decay:
+        learner.set_weight_decay(config.weight_decay)  # recompiles with ktrain's AdamWeightDecay
 
-    checkpoint = Checkpoint(out, {"model": config.model, "labels": ds.label_names, "maxlen": maxlen,
-                                  "seed": config.seed, "bucketing": config.bucketing})
+    checkpoint = Checkpoint(out, checkpoint_identity(config, ds.label_names, maxlen))
     record = checkpoint.resume(learner.model) if config.resume else checkpoint.start_fresh()
     stage = stage_dir(out)
     try:
         found = _lr_find(learner, stage) if config.lr_find else {}
-        trained = fit_with_checkpoint(learner, config.lr, config.epochs, checkpoint, record) if config.epochs \
+        trained = fit_with_checkpoint(learner, config.lr, config.epochs, checkpoint, record,
+                                      average_last=config.average_last) if config.epochs \
             else {**record, "epoch_seconds": [], "interrupted": False}
         predictor = ktrain.get_predictor(learner.model, t, batch_size=config.batch_size)
         metrics = measure(predictor, val, ds.label_names)
@@ -68,6 +70,12 @@ def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None) -> di
         raise
     print(f"predictor saved to {out}")
     return metrics
+
+
+def checkpoint_identity(config: RecipeConfig, label_names: list[str], maxlen: int) -> dict:
+    """What a checkpoint must match for ``--resume`` to continue it: the settings that change the model."""
+    return {"model": config.model, "labels": list(label_names), "maxlen": maxlen, "seed": config.seed,
+            "bucketing": config.bucketing, "weight_decay": config.weight_decay}
 
 
 def _lr_find(learner, stage: Path) -> dict:
@@ -112,6 +120,7 @@ def record_run(metrics: dict, config: RecipeConfig, maxlen: int, trained: dict, 
         settings=config.settings(), **extra,
         smoke="tiny-" in str(config.model), interrupted=trained.get("interrupted", False),
         epochs_completed=trained["epochs_completed"], train_seconds=trained["train_seconds"],
+        averaged_epochs=trained.get("averaged_epochs", 1), optimizer=type(learner.model.optimizer).__name__,
         train_examples_per_s=steady_examples_per_s(extra.get("n_train", 0), trained.get("epoch_seconds", [])),
         optimizer_steps=optimizer_steps(learner.train_data.nsamples(), learner.batch_size,
                                         trained["epochs_completed"]),

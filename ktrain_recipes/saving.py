@@ -140,6 +140,7 @@ def save_checked_predictor(predictor, out: str | os.PathLike, metrics: dict, sta
       overwrite: replace ``out`` if it is a predictor saved by ktrain_recipes.
     """
     out = check_out_dir(out, overwrite)
+    check_preproc_describes_model(predictor)
     stage = stage or stage_dir(out)
     try:
         predictor.save(str(stage))
@@ -152,6 +153,28 @@ def save_checked_predictor(predictor, out: str | os.PathLike, metrics: dict, sta
         shutil.rmtree(stage, ignore_errors=True)
         raise
     return out
+
+
+# the shape keys of transformers' configs (BERT family; DistilBERT names them n_layers and dim)
+_SHAPE_KEYS = ("num_hidden_layers", "n_layers", "hidden_size", "dim", "vocab_size")
+
+
+def check_preproc_describes_model(predictor) -> None:
+    """Refuse a predictor whose preprocessor's config has another shape than its model's.
+
+    ktrain rebuilds a saved transformer from the config held by the preprocessor, then loads the weights
+    by name; a model with fewer layers than that config would load with the missing layers random, and
+    answer wrongly without an error.
+    """
+    pconfig = getattr(predictor.preproc, "config", None)
+    mconfig = getattr(predictor.model, "config", None)
+    if pconfig is None or mconfig is None:
+        return
+    for key in _SHAPE_KEYS:
+        want, have = getattr(pconfig, key, None), getattr(mconfig, key, None)
+        if want != have:
+            raise RecipesError(f"the predictor's preprocessor describes a model with {key} {want}, but its model "
+                               f"has {have}: give ktrain.get_predictor a preprocessor whose config is the model's")
 
 
 def _add_label_names(folder: Path, names: list[str]) -> None:

@@ -1,5 +1,5 @@
 """What training needs beyond ktrain's ``fit_onecycle``: seeds, the few-updates note, epoch timing,
-a checkpoint that survives Ctrl-C and belongs to one run, and a stop on a NaN loss."""
+a checkpoint that survives Ctrl-C and belongs to one run, a stop on a NaN loss, and checkpoint averaging."""
 
 from __future__ import annotations
 
@@ -87,6 +87,36 @@ def epoch_timer():
     return EpochTimer()
 
 
+def weight_average(last: int, epochs: int):
+    """Return a Keras callback that sums the weights at the end of each of the last ``last`` of ``epochs``
+    epochs; ``callback.apply(model)`` then sets the model's weights to their average.
+
+    Averaging checkpoints along the end of training lands nearer the middle of a flat region of the loss
+    than any one of them (the idea behind stochastic weight averaging); it costs no extra training.
+    """
+    import tensorflow as tf
+
+    class WeightAverage(tf.keras.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self.total: list[np.ndarray] | None = None
+            self.count = 0
+
+        def on_epoch_end(self, epoch, logs=None):
+            if epoch >= epochs - last:
+                weights = self.model.get_weights()
+                self.total = weights if self.total is None else [a + b for a, b in zip(self.total, weights)]
+                self.count += 1
+
+        def apply(self, model) -> int:
+            """Set ``model``'s weights to the average; return how many epochs it averaged (0: none ended)."""
+            if self.count:
+                model.set_weights([w / self.count for w in self.total])
+            return self.count
+
+    return WeightAverage()
+
+
 def steady_examples_per_s(n_train: int, epoch_seconds: list[float]) -> float | None:
     """Training examples/s after warm-up: epochs 2+ (the first also traces the graph for each batch shape),
     validation passes excluded."""
@@ -161,13 +191,14 @@ class Checkpoint:
 
 
 def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint | None = None,
-                        record: dict | None = None, callbacks: list | None = None) -> dict:
+                        record: dict | None = None, callbacks: list | None = None, average_last: int = 1) -> dict:
     """Call ``learner.fit_onecycle(lr, epochs)``, adding what a long run needs; return the run's record.
 
     Adds: the few-updates note, per-epoch timing, a stop on a NaN loss, a clear message when memory runs
     out, and with ``checkpoint`` the best epoch's weights, so that Ctrl-C restores them instead of losing
-    the run. The record (``epochs_completed``, ``train_seconds``, ``history``, ``epoch_seconds``,
-    ``interrupted``) counts earlier legs of a resumed run too.
+    the run. With ``average_last`` N > 1 the model ends with the average of its weights at the end of the
+    last N epochs (``weight_average``). The record (``epochs_completed``, ``train_seconds``, ``history``,
+    ``epoch_seconds``, ``interrupted``, ``averaged_epochs``) counts earlier legs of a resumed run too.
     """
     import tensorflow as tf
 
@@ -176,7 +207,8 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
         print(note)
     record = record if record is not None else {"epochs_completed": 0, "train_seconds": 0.0, "history": {}}
     timer = epoch_timer()
-    callbacks = list(callbacks or []) + [timer, tf.keras.callbacks.TerminateOnNaN()]
+    average = weight_average(average_last, epochs)
+    callbacks = list(callbacks or []) + [timer, average, tf.keras.callbacks.TerminateOnNaN()]
     if checkpoint:
         callbacks += checkpoint.callbacks(record)
     start, interrupted = time.perf_counter(), False
@@ -203,4 +235,5 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
     record["train_seconds"] += time.perf_counter() - start
     if checkpoint:
         checkpoint.write(record)
-    return {**record, "epoch_seconds": timer.seconds, "interrupted": interrupted}
+    averaged = 0 if interrupted or average_last < 2 else average.apply(learner.model)
+    return {**record, "epoch_seconds": timer.seconds, "interrupted": interrupted, "averaged_epochs": max(averaged, 1)}

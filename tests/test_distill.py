@@ -61,7 +61,25 @@ def test_a_tiny_teacher_distils_into_a_saved_student(tiny_models, small_data, tm
     assert metrics["distillation"]["layer_map"] == [0] and metrics["distillation"]["temperature"] == 3.0
     assert json.loads((out / "config.json").read_text())["num_hidden_layers"] == 1
     assert metrics["params"] < json.loads((teacher / "metrics.json").read_text())["params"]
+    loaded = kr.load_checked_predictor(out)  # ktrain rebuilds it from the preprocessor's config: the student's
+    assert len(encoder_layers(loaded.model)) == 1 and loaded.model.count_params() == metrics["params"]
     assert cli.main(["predict", "--predictor", str(out), "i am happy"]) == 0
     assert cli.main(["export", "--predictor", str(out)]) == 0
     assert cli.main(["predict", "--predictor", str(out), "--fast", "i am happy"]) == 0
     assert cli.main(["distill", "--teacher", str(teacher), "--alpha", "2", "--out", str(tmp_path / "x")]) == 1
+
+
+def test_a_predictor_whose_preprocessor_describes_another_model_is_not_saved(tiny_models, small_data, tmp_path):
+    # the teacher's preprocessor with a cut student: ktrain would reload it with the teacher's layer count,
+    # the missing layers random; the save refuses and writes nothing
+    import ktrain
+
+    teacher = tmp_path / "teacher"
+    kr.run_recipe(kr.RecipeConfig(tiny_models["bert"], data=str(small_data), out=str(teacher), epochs=1,
+                                  batch_size=16, lr=1e-3))
+    loaded = kr.load_checked_predictor(teacher)
+    student, _ = cut_layers(loaded.model, 1)
+    out = tmp_path / "student"
+    with pytest.raises(RecipesError, match="num_hidden_layers"):
+        kr.save_checked_predictor(ktrain.get_predictor(student, loaded.preproc), out, {})
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["teacher"]

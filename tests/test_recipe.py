@@ -2,12 +2,14 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import ktrain_recipes as kr
 from conftest import build_learner
 from ktrain_recipes import RecipeConfig, RecipesError
 from ktrain_recipes.maxlen import choose_maxlen, resolve_maxlen
+from ktrain_recipes.recipe import checkpoint_identity
 from tiny_models import FAMILIES
 
 
@@ -110,15 +112,14 @@ def test_ctrl_c_keeps_the_best_epoch_and_resume_of_the_same_run_saves_it(tiny_mo
     model = tiny_models["electra"]
     t, learner = build_learner(model, ds, 16, seed=42)
     out = tmp_path / "run"
-    identity = {"model": model, "labels": ds.label_names, "maxlen": t.maxlen, "seed": 42, "bucketing": True}
-    checkpoint = Checkpoint(out, identity)
+    config = RecipeConfig(model, data=str(small_data), out=str(out), batch_size=16, lr=1e-3, resume=True)
+    checkpoint = Checkpoint(out, checkpoint_identity(config, ds.label_names, t.maxlen))
     ctrl_c = _ctrl_c_in_second_epoch()
     trained = kr.fit_with_checkpoint(learner, 1e-3, 3, checkpoint, checkpoint.start_fresh(), callbacks=[ctrl_c])
     assert trained["interrupted"] and len(trained["history"]["loss"]) == 1 and trained["epochs_completed"] == 1
     # the weights are those at the end of epoch 1, not the half-trained ones of epoch 2
     assert all(np.array_equal(a, b) for a, b in zip(ctrl_c.best, learner.model.get_weights()))
 
-    config = RecipeConfig(model, data=str(small_data), out=str(out), batch_size=16, lr=1e-3, resume=True)
     with pytest.raises(RecipesError, match="nothing to resume"):
         kr.run_recipe(RecipeConfig(model, data=str(small_data), out=str(tmp_path / "other"), epochs=0, resume=True))
     with pytest.raises(RecipesError, match="from a run with other seed"):
@@ -146,12 +147,12 @@ def test_a_truncated_checkpoint_gets_one_line(tiny_models, small_data, tmp_path)
     ds = kr.load_emotion(small_data)
     model = tiny_models["bert"]
     maxlen = resolve_maxlen("auto", kr.load_tokenizer(model), ds.texts("train"), verbose=False)
-    checkpoint = Checkpoint(tmp_path / "run", {"model": model, "labels": ds.label_names, "maxlen": maxlen,
-                                               "seed": 42, "bucketing": True})
+    config = RecipeConfig(model, data=str(small_data), out=str(tmp_path / "run"), epochs=0, resume=True)
+    checkpoint = Checkpoint(tmp_path / "run", checkpoint_identity(config, ds.label_names, maxlen))
     checkpoint.write({"run_id": "x", "epochs_completed": 1, "train_seconds": 1.0, "history": {}})
     checkpoint.weights.write_bytes(b"\x89HDF\r\n\x1a\n truncated")
     with pytest.raises(RecipesError, match="truncated or unreadable"):
-        kr.run_recipe(RecipeConfig(model, data=str(small_data), out=str(tmp_path / "run"), epochs=0, resume=True))
+        kr.run_recipe(config)
 
 
 def test_out_of_memory_suggests_a_smaller_batch(capsys):
@@ -186,3 +187,51 @@ def test_few_optimizer_steps_get_a_note_saying_what_to_do():
     note = few_steps_note(400, 32, 2)
     assert "only 26 optimizer steps" in note and "--batch-size" in note and "\n" not in note
     assert few_steps_note(16000, 32, 4) is None and few_steps_note(400, 32, 0) is None
+
+
+def test_weight_average_is_the_mean_of_the_last_epochs_weights():
+    import numpy as np
+    import tensorflow as tf
+
+    from ktrain_recipes.train import weight_average
+
+    tf.keras.utils.set_random_seed(0)
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])
+    model.compile(optimizer=tf.keras.optimizers.legacy.SGD(0.1), loss="mse")
+    seen = []
+    keep = tf.keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: seen.append(model.get_weights()))
+    average = weight_average(2, 3)
+    x, y = np.random.rand(32, 3), np.random.rand(32, 2)
+    model.fit(x, y, epochs=3, verbose=0, callbacks=[keep, average])
+    assert average.apply(model) == 2
+    for w, a, b in zip(model.get_weights(), seen[1], seen[2]):
+        assert np.allclose(w, (a + b) / 2) and not np.allclose(a, b)
+
+
+def test_weight_decay_through_ktrains_learner_is_decoupled(tiny_models, small_data):
+    # rows of the position table beyond maxlen get no gradient, so Adam leaves them alone: only a
+    # decoupled decay (w -= lr * wd * w at every step) moves them, and only when it is on
+    ds = kr.load_emotion(small_data)
+    shrink = {}
+    for wd in (0.0, 0.1):
+        _, learner = build_learner(tiny_models["bert"], ds, 16, maxlen=32, seed=0)
+        if wd:
+            learner.set_weight_decay(wd)
+        table = next(w for w in learner.model.weights if "position_embeddings" in w.name)
+        before = table.numpy()[100:].copy()
+        kr.fit_with_checkpoint(learner, 1e-2, 1)
+        shrink[wd] = float(np.abs(table.numpy()[100:]).sum() / np.abs(before).sum())
+    assert shrink[0.0] == 1.0 and shrink[0.1] < 0.999
+
+
+def test_train_with_weight_decay_and_averaging_records_both(tiny_models, small_data, tmp_path):
+    out = tmp_path / "avg"
+    config = RecipeConfig(tiny_models["bert"], data=str(small_data), out=str(out), epochs=2, batch_size=16, lr=1e-3,
+                          weight_decay=0.01, average_last=2)
+    metrics = kr.run_recipe(config)
+    assert metrics["averaged_epochs"] == 2 and metrics["optimizer"] == "AdamWeightDecay"
+    assert kr.classify(kr.load_checked_predictor(out), ["i am happy"])  # the averaged weights saved and load
+    with pytest.raises(RecipesError, match="--average-last 3 needs at least that many --epochs"):
+        RecipeConfig(tiny_models["bert"], epochs=2, average_last=3).with_defaults()
+    with pytest.raises(RecipesError, match="--weight-decay must be"):
+        RecipeConfig(tiny_models["bert"], weight_decay=-0.1).with_defaults()
