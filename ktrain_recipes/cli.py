@@ -128,8 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--temperature", type=float, default=2.0, help="softens the teacher's probabilities")
     p.add_argument("--alpha", type=float, default=0.5,
                    help="weight of the true labels in the loss (1: labels alone, no teacher)")
-    add_config_flags(p, only=["out", "batch_size", "lr", "epochs", "limit", "eval_limit", "seed", "overwrite",
-                              "maxlen", *DATA_FIELDS])
+    add_config_flags(p, only=["out", "batch_size", "lr", "epochs", "weight_decay", "average_last", "limit",
+                              "eval_limit", "seed", "overwrite", "maxlen", *DATA_FIELDS])
     p.set_defaults(out=None)
 
     p = sub.add_parser("bench", help="tutorial recipe vs default recipe, ktrain predictor vs int8 ONNX",
