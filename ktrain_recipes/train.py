@@ -48,19 +48,22 @@ def few_steps_note(n_train: int, batch_size: int, epochs: int) -> str | None:
             "on more texts, or with a smaller --batch-size")
 
 
-def epoch_timer():
-    """Return a Keras callback that times each epoch (validation excluded) and keeps the loss history.
+def epoch_timer(record: dict | None = None, after_epoch=None):
+    """Return a Keras callback that times each epoch (validation excluded) and records the run's history.
 
     Pass it to ``fit_onecycle(..., callbacks=[timer])``; ``timer.trained()`` then returns the record
     ``record_run`` takes: ``epoch_seconds``, ``train_seconds``, ``epochs_completed``, ``history``.
+    ``record``: an earlier leg's record to go on from (``--resume``); ``after_epoch(record)``: called at the
+    end of each epoch (the checkpoint writes it).
     """
     import tensorflow as tf
 
     class EpochTimer(tf.keras.callbacks.Callback):
         def __init__(self):
             super().__init__()
+            self.record = record if record is not None else {"epochs_completed": 0, "train_seconds": 0.0,
+                                                             "history": {}}
             self.seconds: list[float] = []
-            self.history: dict[str, list[float]] = {}
             self.wall = 0.0
 
         def on_train_begin(self, logs=None):
@@ -77,12 +80,15 @@ def epoch_timer():
 
         def on_epoch_end(self, epoch, logs=None):
             self.seconds.append((self._stop or time.perf_counter()) - self._start)
+            self.record["epochs_completed"] += 1
             for k, v in (logs or {}).items():
-                self.history.setdefault(k, []).append(float(v))
+                self.record["history"].setdefault(k, []).append(float(v))
+            if after_epoch:
+                after_epoch(self.record)
 
         def trained(self) -> dict:
-            return {"epoch_seconds": list(self.seconds), "train_seconds": self.wall,
-                    "epochs_completed": len(self.seconds), "history": self.history, "interrupted": False}
+            return {**self.record, "epoch_seconds": list(self.seconds),
+                    "train_seconds": self.record["train_seconds"] + self.wall, "interrupted": False}
 
     return EpochTimer()
 
@@ -163,22 +169,12 @@ class Checkpoint:
                                "--resume") from None
         return record
 
-    def callbacks(self, record: dict) -> list:
-        """Keras callbacks: keep the best epoch's weights, and the record of epochs done so far."""
+    def best_epoch(self):
+        """A Keras callback that keeps the weights of the epoch with the lowest validation loss."""
         import tensorflow as tf
 
-        checkpoint = self
-
-        class Record(tf.keras.callbacks.Callback):
-            def on_epoch_end(self, epoch, logs=None):
-                record["epochs_completed"] += 1
-                for k, v in (logs or {}).items():
-                    record["history"].setdefault(k, []).append(float(v))
-                checkpoint.write(record)
-
-        best = tf.keras.callbacks.ModelCheckpoint(str(self.weights), monitor="val_loss", save_best_only=True,
+        return tf.keras.callbacks.ModelCheckpoint(str(self.weights), monitor="val_loss", save_best_only=True,
                                                   save_weights_only=True)
-        return [best, Record()]
 
     def write(self, record: dict) -> None:
         tmp = self.info.with_name(self.info.name + ".partial")
@@ -205,12 +201,12 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
     note = few_steps_note(learner.train_data.nsamples(), learner.batch_size, epochs)
     if note:
         print(note)
-    record = record if record is not None else {"epochs_completed": 0, "train_seconds": 0.0, "history": {}}
-    timer = epoch_timer()
+    timer = epoch_timer(record, after_epoch=checkpoint.write if checkpoint else None)
+    record = timer.record
     average = weight_average(average_last, epochs)
-    callbacks = list(callbacks or []) + [timer, average, tf.keras.callbacks.TerminateOnNaN()]
-    if checkpoint:
-        callbacks += checkpoint.callbacks(record)
+    # the best epoch's weights are on disk before the record that counts that epoch is written
+    callbacks = list(callbacks or []) + ([checkpoint.best_epoch()] if checkpoint else []) + \
+        [timer, average, tf.keras.callbacks.TerminateOnNaN()]
     start, interrupted = time.perf_counter(), False
     try:
         learner.fit_onecycle(lr, epochs, callbacks=callbacks)
@@ -228,10 +224,6 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
     if any(not math.isfinite(v) for v in losses):
         raise RecipesError(f"training diverged (the loss became NaN at lr {lr}): try a lower --lr; nothing "
                            "was saved")
-    if not checkpoint:  # without one, the record is filled here from Keras' history
-        record["epochs_completed"] += len(timer.seconds)
-        for k, vals in (learner.model.history.history if learner.model.history else {}).items():
-            record["history"].setdefault(k, []).extend(float(v) for v in vals)
     record["train_seconds"] += time.perf_counter() - start
     if checkpoint:
         checkpoint.write(record)
