@@ -128,13 +128,8 @@ class OnnxPredictor:
         """Return labels, or softmax probabilities with ``return_proba``, for a list of texts."""
         single = isinstance(texts, (str, tuple))
         texts = [texts] if single else list(texts)
-        # batches of similar length pad less: sort by characters (a cheap proxy for tokens), answer in order
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]) if isinstance(texts[i], str)
-                       else sum(map(len, texts[i])))
-        probs = np.zeros((len(texts), len(self.classes)), np.float32)
-        for start in range(0, len(texts), self.batch_size):
-            idx = order[start:start + self.batch_size]
-            probs[idx] = self._proba([texts[i] for i in idx])
+        probs = np.concatenate([self._proba(texts[i:i + self.batch_size])
+                                for i in range(0, len(texts), self.batch_size)])
         if return_proba:
             return probs[0] if single else probs
         labels = [self.classes[i] for i in probs.argmax(axis=1)]

@@ -39,12 +39,3 @@ def test_cli_fast_flags(exported, small_data, capsys):
     assert capsys.readouterr().out.strip().endswith("\ti am happy")
     assert cli.main(["evaluate", "--predictor", str(exported), "--fast", "--data", str(small_data)]) == 0
     assert "accuracy" in capsys.readouterr().out
-
-
-def test_length_sorted_batches_answer_in_the_callers_order(exported, emotion):
-    texts = emotion.texts("validation")[:40]
-    fast = load_onnx_predictor(exported, int8=False)
-    fast.batch_size = 8  # five batches, each of texts of similar length from all over the list
-    one_by_one = np.stack([fast.predict(t, return_proba=True) for t in texts])
-    assert np.abs(fast.predict(texts, return_proba=True) - one_by_one).max() < 1e-4
-    assert fast.predict(texts) == [fast.predict(t) for t in texts]
