@@ -409,7 +409,7 @@ config, settings = kr.ci_overrides(config), kr.ci_overrides(settings)  # only in
                "AMD EPYC CPU with no GPU; run it after 00_quickstart, whose predictor is the teacher. T=4 and "
                "alpha=0.5 were chosen on the validation texts among T 1, 2, 4 and alpha 0.1, 0.5 "
                f"([docs/results.md](https://github.com/{REPO}/blob/main/docs/results.md) has every run)."),
-        ("code", INSTALL), ("code", setup("import dataclasses")),
+        ("code", INSTALL), ("code", setup("import dataclasses", "import functools")),
         ("md", "## Parameters"),
         ("code", params),
         ("md", "## STEP 1: What distillation transfers\nA fine-tuned classifier's probabilities say more than "
@@ -434,13 +434,16 @@ config, settings = kr.ci_overrides(config), kr.ci_overrides(settings)  # only in
                  "for folder in models.values():\n"
                  "    kr.export_onnx(folder)"),
         ("md", "## STEP 5: Side by side\nEach model as a ktrain predictor (fp32) and as int8 ONNX, on the same "
-               "validation texts: accuracy, macro-F1, single-text latency (p50), batch throughput and size."),
+               "validation texts: accuracy, macro-F1, single-text latency (p50), batch throughput and size. Every "
+               "row predicts through `kr.classify`, which hands the predictor length-sorted chunks (the "
+               "command line's `predict` does the same), so the rows differ only in the model."),
         ("code", "ds = config.load_data()\n"
                  'val = (ds.texts("validation"), ds.labels("validation"))\n'
                  "rows = []\n"
                  "for name, folder in models.items():\n"
                  '    for kind, onnx, weights in [("fp32", False, "tf_model.h5"), ("int8", True, "model.int8.onnx")]:\n'
-                 "        load = lambda f=folder, o=onnx: kr.open_predictor(f, onnx=o).predict  # noqa: E731\n"
+                 "        def load(f=folder, o=onnx):  # loading is part of what inference_row measures\n"
+                 "            return functools.partial(kr.classify, kr.open_predictor(f, onnx=o))\n"
                  '        rows.append(kr.inference_row(f"{name} {kind}", load, folder, val, ds.label_names, weights))\n'
                  'table = pd.DataFrame(rows).set_index("name").drop(columns=["train_examples_per_s", "peak_rss_mb"])\n'
                  "table"),
