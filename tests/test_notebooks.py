@@ -88,6 +88,8 @@ def test_the_stale_output_check_can_fail(tmp_path):
     assert build.executed_digest(nb) == build.sources_digest(cells)
     changed = [*cells[:-1], ("code", cells[-1][1] + "\n# edited")]
     assert build.executed_digest(nb) != build.sources_digest(changed)
+    prose = [("md", text + " (mended)") if kind == "md" else (kind, text) for kind, text in cells]
+    assert build.executed_digest(nb) == build.sources_digest(prose)  # prose cells make no outputs
 
 
 class _Run:
