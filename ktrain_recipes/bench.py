@@ -123,8 +123,30 @@ def run_bench(config: RecipeConfig, predictor: str | None = None, out: str | os.
     steps = {row["name"]: m["optimizer_steps"] for row, m in [(tutorial, tutorial_metrics), (default, default_metrics)]}
     result = {"rows": rows, "ratios": _ratios(*rows[:4]), "optimizer_steps": steps,
               "settings": {**config.settings(), "predictor": str(target)}}
+    if students:
+        result["side_by_side"] = _side_by_side(target, list(map(Path, students)), val[0])
     _write_bench(result, out, Path(assets))
     return result
+
+
+def _side_by_side(teacher: Path, students: list[Path], texts: list[str]) -> dict:
+    """The teacher and each student at each precision, timed in alternation (``time_side_by_side``), with
+    each student's throughput as a multiple of the teacher's at the same precision."""
+    from .onnx_inference import load_onnx_predictor
+    from .prediction import classify
+    from .saving import load_checked_predictor
+    from .timing import time_side_by_side
+
+    out = {}
+    for kind, load in [("fp32", load_checked_predictor), ("int8", load_onnx_predictor)]:
+        fns = {f"{p.name} {kind}": partial(classify, load(p)) for p in [teacher, *students]}
+        timed = time_side_by_side(fns, texts, rounds=3 if kind == "fp32" else 5)
+        base = timed[f"{teacher.name} {kind}"]["throughput_per_s"]
+        for t in timed.values():
+            t["throughput_vs_teacher"] = t["throughput_per_s"] / base
+            t.pop("calls")
+        out[kind] = timed
+    return out
 
 
 def _ratios(a: dict, b: dict, c: dict, d: dict) -> dict:
@@ -157,7 +179,13 @@ def _write_bench(result: dict, out: Path, assets: Path) -> None:
     (out / "bench.json").write_text(json.dumps(result, indent=2))
     ratios = "\n".join(f"- {k}: {v:.3g}" for k, v in result["ratios"].items())
     ratios += "\n" + "\n".join(f"- optimizer steps, {k}: {v}" for k, v in result["optimizer_steps"].items())
-    (out / "bench.md").write_text(bench_table(result["rows"]) + "\n\n" + ratios + "\n")
+    side = ""
+    for kind, timed in result.get("side_by_side", {}).items():
+        side += (f"\n{kind}, timed in alternation:\n\n| predictor | p50 ms | p95 ms | texts/s | x teacher |\n"
+                 "|---|---|---|---|---|\n")
+        side += "".join(f"| {n} | {t['latency_p50_ms']:.2f} | {t['latency_p95_ms']:.2f} | "
+                        f"{t['throughput_per_s']:.1f} | {t['throughput_vs_teacher']:.2f} |\n" for n, t in timed.items())
+    (out / "bench.md").write_text(bench_table(result["rows"]) + "\n\n" + ratios + "\n" + side)
     s = result["settings"]
     caption = (f"{hardware()}; {s['model']}; training rows: {s['limit'] or 'all'} texts x {s['epochs']} epochs; "
                "inference rows: the 2,000 validation texts" if not s["eval_limit"] else

@@ -34,6 +34,38 @@ def time_inference(predict_fn, texts: list[str], n_single: int = 50, warmup: int
     }
 
 
+def time_side_by_side(predict_fns: dict, texts: list[str], rounds: int = 5, n_single: int = 100,
+                      warmup: int = 3) -> dict[str, dict]:
+    """Time several predictors in alternation, so that a shared machine's slow moments hit each alike.
+
+    Each round calls every predictor once on all ``texts`` (throughput) and then, text by text, on the first
+    ``n_single`` in turn (latency). Returns, per name, the median throughput over rounds and the p50/p95
+    of all its single-text latencies, with ``calls``: the order the predictors were called in.
+    """
+    for fn in predict_fns.values():
+        for text in texts[:warmup]:
+            fn([text])
+    batch = {name: [] for name in predict_fns}
+    single = {name: [] for name in predict_fns}
+    calls = []
+    for _ in range(rounds):
+        for name, fn in predict_fns.items():
+            start = time.perf_counter()
+            fn(texts)
+            batch[name].append(len(texts) / (time.perf_counter() - start))
+            calls.append(name)
+        for text in texts[:n_single]:
+            for name, fn in predict_fns.items():
+                t0 = time.perf_counter()
+                fn([text])
+                single[name].append((time.perf_counter() - t0) * 1000)
+    return {name: {"throughput_per_s": float(np.median(batch[name])),
+                   "latency_p50_ms": float(np.percentile(single[name], 50)),
+                   "latency_p95_ms": float(np.percentile(single[name], 95)),
+                   "rounds": rounds, "n_single": len(single[name]), "calls": calls}
+            for name in predict_fns}
+
+
 class Timer:
     """What ``timed`` yields: the block's wall-clock seconds, in ``seconds`` once the block ends."""
 

@@ -67,6 +67,18 @@ def test_a_tiny_teacher_distils_into_a_saved_student(tiny_models, small_data, tm
     assert cli.main(["export", "--predictor", str(out)]) == 0
     assert cli.main(["predict", "--predictor", str(out), "--fast", "i am happy"]) == 0
     assert cli.main(["distill", "--teacher", str(teacher), "--alpha", "2", "--out", str(tmp_path / "x")]) == 1
+    # bench: the student's rows, and teacher and student timed side by side at each precision
+    from ktrain_recipes.bench import run_bench
+
+    config = kr.RecipeConfig(tiny_models["bert"], data=str(small_data), limit=48, eval_limit=30, epochs=1)
+    result = run_bench(config, predictor=str(teacher), out=tmp_path / "bench", assets=tmp_path / "assets",
+                       students=[str(out)])
+    assert [r["name"] for r in result["rows"][4:]] == ["student student", "student student int8"]
+    for kind in ("fp32", "int8"):
+        side = result["side_by_side"][kind]
+        assert set(side) == {f"teacher {kind}", f"student {kind}"}
+        assert side[f"teacher {kind}"]["throughput_vs_teacher"] == 1.0 and side[f"student {kind}"]["n_single"] > 0
+    assert "int8, timed in alternation" in (tmp_path / "bench" / "bench.md").read_text()
 
 
 def test_a_predictor_whose_preprocessor_describes_another_model_is_not_saved(tiny_models, small_data, tmp_path):
