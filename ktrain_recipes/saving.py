@@ -166,8 +166,8 @@ def check_preproc_describes_model(predictor) -> None:
     by name; a model with fewer layers than that config would load with the missing layers random, and
     answer wrongly without an error.
     """
-    pconfig = getattr(predictor.preproc, "config", None)
-    mconfig = getattr(predictor.model, "config", None)
+    pconfig = getattr(getattr(predictor, "preproc", None), "config", None)
+    mconfig = getattr(getattr(predictor, "model", None), "config", None)
     if pconfig is None or mconfig is None:
         return
     for key in _SHAPE_KEYS:
