@@ -27,10 +27,11 @@ from .plots import (
     save_figure,
 )
 from .onnx_inference import export_onnx
-from .prediction import check_texts, classify, open_predictor
+from .prediction import Classifier, KtrainClassifier, as_classifier, check_texts, classify, open_predictor
 from .tokens import token_lengths
 from .recipe import record_run, run_recipe
-from .saving import load_checked_predictor, read_manifest, save_checked_predictor
+from .loading import load_checked_predictor
+from .saving import read_manifest, save_checked_predictor
 from .timing import time_inference, timed
 from .train import epoch_timer, few_steps_note, fit_with_checkpoint, optimizer_steps, set_seed
 

@@ -92,7 +92,7 @@ def run_bench(config: RecipeConfig, predictor: str | None = None, out: str | os.
     from .data import sample
     from .onnx_inference import export_onnx, load_onnx_predictor
     from .prediction import classify
-    from .saving import load_checked_predictor
+    from .loading import load_checked_predictor
 
     config = config.with_defaults()
     out = Path(out)
@@ -134,7 +134,7 @@ def _side_by_side(teacher: Path, students: list[Path], texts: list[str]) -> dict
     each student's throughput as a multiple of the teacher's at the same precision."""
     from .onnx_inference import load_onnx_predictor
     from .prediction import classify
-    from .saving import load_checked_predictor
+    from .loading import load_checked_predictor
     from .timing import time_side_by_side
 
     out = {}

@@ -48,6 +48,17 @@ def config_from_args(args: argparse.Namespace) -> RecipeConfig:
     return config
 
 
+def add_loading_flags(parser: argparse.ArgumentParser, int8: bool = True) -> None:
+    """The flags that say how a saved predictor is loaded (the int8 path, versions, the pickle)."""
+    if int8:
+        parser.add_argument("--int8", "--fast", dest="int8", action="store_true",
+                            help="use the exported int8 ONNX model (see export): no TensorFlow, no pickle")
+    parser.add_argument("--strict", action="store_true", help="refuse a predictor saved under other package versions")
+    parser.add_argument("--unpickle-preproc", action="store_true",
+                        help="load ktrain's tf_model.preproc pickle (runs code from the folder: only for folders you "
+                             "trust) instead of rebuilding the preprocessor from the folder's JSON and tokenizer files")
+
+
 DATA_FIELDS = ["data", "data_config", "text_column", "pair_column", "label_column", "labels", "val_fraction"]
 
 
@@ -78,8 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split", default="validation", choices=["validation", "test"], help="the split to score")
     p.add_argument("--limit", type=_flag_type(parse_limit), help="score a stratified sample of N texts")
     p.add_argument("--json", help="also write the metrics to this JSON file")
-    p.add_argument("--fast", action="store_true", help="use the exported int8 ONNX model (see export)")
-    p.add_argument("--strict", action="store_true", help="refuse a predictor saved under other package versions")
+    add_loading_flags(p)
 
     p = sub.add_parser("predict", help="classify texts with a saved predictor", formatter_class=fmt)
     p.add_argument("--predictor", required=True, help="a predictor folder written by train")
@@ -92,8 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="text: label TAB text per line (tabs/newlines escaped); json: a list of records; "
                         "csv: the input's columns plus label and one probability column per label")
     p.add_argument("--output", help="write to this file instead of the screen")
-    p.add_argument("--fast", action="store_true", help="use the exported int8 ONNX model (see export)")
-    p.add_argument("--strict", action="store_true", help="refuse a predictor saved under other package versions")
+    add_loading_flags(p)
 
     p = sub.add_parser("export", help="add ONNX fp32 and int8 copies of a saved predictor's model to its folder",
                        formatter_class=fmt)
@@ -154,7 +163,7 @@ def cmd_evaluate(args) -> None:
     if args.json:
         _check_writable_file(args.json)
     metrics = evaluate_saved(args.predictor, config_from_args(args), split=args.split, limit=args.limit,
-                             fast=args.fast, strict=args.strict)
+                             int8=args.int8, strict=args.strict, unpickle_preproc=args.unpickle_preproc)
     print(format_report(metrics))
     if args.json:
         with open(args.json, "w") as f:
@@ -184,7 +193,7 @@ def cmd_predict(args) -> None:
         texts = list(zip(table["text"], table[args.pair_column]))
     else:
         texts = list(table["text"])
-    predictor = open_predictor(args.predictor, args.fast, args.strict)
+    predictor = open_predictor(args.predictor, args.int8, args.strict, unpickle_preproc=args.unpickle_preproc)
     probs = classify(predictor, texts, proba=True)
     write_predictions(texts, probs, predictor.get_classes(), args.format, args.proba, args.output, table)
 

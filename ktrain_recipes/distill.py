@@ -157,7 +157,8 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     from .batching import bucket_batches
     from .data import sample
     from .recipe import measure, record_run
-    from .saving import check_out_dir, load_checked_predictor, save_checked_predictor, stage_dir
+    from .loading import load_checked_predictor
+    from .saving import check_out_dir, save_checked_predictor, stage_dir
     from .train import Checkpoint, fit_with_checkpoint, set_seed
 
     settings.check()
@@ -198,7 +199,7 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
         predictor = ktrain.get_predictor(student, preproc, batch_size=config.batch_size)
         metrics = measure(predictor, val, ds.label_names)
         record_run(metrics, dataclasses.replace(config, model=settings.student or settings.teacher), t.maxlen,
-                   trained, learner, n_train=len(train[0]), data=ds.source,
+                   trained, learner, n_train=len(train[0]), data=ds.source, pairs=isinstance(train[0][0], tuple),
                    distillation={**dataclasses.asdict(settings), "layer_map": mapping})
         save_checked_predictor(predictor, out, metrics, stage=stage, overwrite=config.overwrite)
         checkpoint.clear()

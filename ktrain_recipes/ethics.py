@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -159,7 +160,7 @@ def run_ethics(task_name: str, config: RecipeConfig, split: str = "test") -> dic
 def _run_classification(task: Task, config: RecipeConfig, split: str) -> dict:
     from .prediction import classify
     from .recipe import run_recipe
-    from .saving import load_checked_predictor
+    from .loading import load_checked_predictor
 
     ds = load_ethics(task, config.data, split, config.val_fraction, config.seed)
     metrics = run_recipe(config, dataset=ds)
@@ -246,12 +247,16 @@ def _save_ranker(scorer, info: dict, config: RecipeConfig) -> None:
 
     out = check_out_dir(config.out, config.overwrite)
     stage = stage_dir(out)
-    scorer.save_pretrained(stage)
-    info["tokenizer"].save_pretrained(stage)
-    (stage / "metrics.json").write_text(json.dumps({"settings": dataclasses.asdict(config), "maxlen": info["maxlen"]},
-                                                   indent=2))
-    write_manifest(stage, ["score"], info["maxlen"], {"model_id": config.model})
-    swap_into_place(stage, out)
+    try:
+        scorer.save_pretrained(stage)
+        info["tokenizer"].save_pretrained(stage)
+        (stage / "metrics.json").write_text(json.dumps({"settings": dataclasses.asdict(config),
+                                                        "maxlen": info["maxlen"]}, indent=2))
+        write_manifest(stage, ["score"], info["maxlen"], {"model_id": config.model}, kind="ranker")
+        swap_into_place(stage, out)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
 
 
 def write_result(result: dict, path: str | os.PathLike) -> None:

@@ -61,21 +61,22 @@ def evaluate_predictor(predict_fn, texts: list[str], labels: list[str], label_na
 
 
 def evaluate_saved(predictor_dir: str, config=None, split: str = "validation", limit: int | None = None,
-                   fast: bool = False, strict: bool = False) -> dict:
+                   int8: bool = False, strict: bool = False, unpickle_preproc: bool = False) -> dict:
     """Load a saved predictor and score it on a split of the data ``config`` names (default: emotion).
 
     Args:
       predictor_dir: folder written by ``run_recipe``.  config: a RecipeConfig naming the data and its columns.
       split: 'validation' or 'test'.  limit: score a stratified sample of this many texts.
-      fast: use the exported int8 ONNX model (see ``onnx_inference.export_onnx``) instead of ktrain.
+      int8: use the exported int8 ONNX model (see ``onnx_inference.export_onnx``) instead of ktrain.
       strict: refuse a predictor saved under other package versions.
+      unpickle_preproc: load ktrain's pickle (see ``loading.load_checked_predictor``).
     """
     from .config import RecipeConfig
     from .data import sample
     from .prediction import classify, open_predictor
 
     config = config or RecipeConfig()
-    predictor = open_predictor(predictor_dir, fast, strict)  # first: its errors are the cheaper to find
+    predictor = open_predictor(predictor_dir, int8, strict, unpickle_preproc=unpickle_preproc)  # first: its errors are the cheaper to find
     ds = config.load_data()
     texts, labels = sample(ds.texts(split), ds.labels(split), limit, config.seed)
     metrics = evaluate_predictor(lambda t: classify(predictor, t), texts, labels, list(predictor.get_classes()))

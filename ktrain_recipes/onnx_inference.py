@@ -1,5 +1,5 @@
-"""The fast inference path (``--fast``): a saved predictor exported to ONNX (tf2onnx), int8-quantized,
-run by onnxruntime.
+"""The int8 path (``--int8``): a saved predictor exported to ONNX (tf2onnx), int8-quantized, run by
+onnxruntime, with no TensorFlow and no pickle.
 
 ktrain's own ``export_model_to_onnx`` fails on this stack (it goes through TF-Lite, which rejects
 ``Erfc``), and tf2onnx on the plain model writes an ``Erfc`` node that onnxruntime refuses. tf_keras'
@@ -8,20 +8,20 @@ exact GELU is what lowers to ``Erfc``; the same function written with ``erf`` co
 
 from __future__ import annotations
 
-import json
 import math
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
 
 from . import compat  # noqa: F401
 from .errors import RecipesError
+from .loading import load_checked_predictor, load_consistent
+from .saving import (DERIVED, MANIFEST, ONNX_FP32, ONNX_INT8, check_derived, read_manifest, restage, sha256_file,
+                     swap_into_place, write_json_atomic)
 from .tokens import tokenize
-from .saving import MANIFEST, load_checked_predictor, read_manifest, sha256_file, write_json_atomic
 
-ONNX_FP32 = "model.onnx"
-ONNX_INT8 = "model.int8.onnx"
 OPSET = 17
 
 
@@ -46,6 +46,9 @@ def _use_erf_gelu(model) -> int:
 def export_onnx(folder: str | os.PathLike, quantize: bool = True) -> dict[str, Path]:
     """Export a saved predictor's model to ONNX inside its folder (plus an int8 copy) and record them.
 
+    The folder is rewritten through a staging copy and a swap, so a kill at any step leaves either the old
+    or the new files, each matching the manifest. Running it again repairs damaged ONNX files.
+
     Args:
       folder: a predictor folder written by ``run_recipe``.
       quantize: also write ``model.int8.onnx`` (dynamic int8 quantization of the weights).
@@ -56,6 +59,9 @@ def export_onnx(folder: str | os.PathLike, quantize: bool = True) -> dict[str, P
 
     folder = Path(folder)
     predictor = load_checked_predictor(folder)
+    if not os.access(folder.parent, os.W_OK):
+        raise RecipesError(f"cannot write beside '{folder}' (read-only): copy the predictor somewhere writable "
+                           "and export the copy")
     model = predictor.model
     _use_erf_gelu(model)
     keys = ["input_ids", "attention_mask"] + (["token_type_ids"] if predictor.preproc.use_token_type_ids else [])
@@ -65,84 +71,101 @@ def export_onnx(folder: str | os.PathLike, quantize: bool = True) -> dict[str, P
     def logits(*tensors):
         return model(dict(zip(keys, tensors)), training=False).logits
 
-    written = {}
-    partial = folder / f".{ONNX_FP32}.partial"
-    tf2onnx.convert.from_function(logits, input_signature=spec, opset=OPSET, output_path=str(partial))
-    if quantize:
-        qpartial = folder / f".{ONNX_INT8}.partial"
-        quantize_dynamic(str(partial), str(qpartial), weight_type=QuantType.QInt8)
-        os.replace(qpartial, folder / ONNX_INT8)
-        written["int8"] = folder / ONNX_INT8
-    os.replace(partial, folder / ONNX_FP32)
-    written["fp32"] = folder / ONNX_FP32
-    _add_to_manifest(folder, written.values(), keys)
-    return written
-
-
-def _add_to_manifest(folder: Path, paths, keys: list[str]) -> None:
-    manifest = json.loads((folder / MANIFEST).read_text())
-    manifest["files"].update({p.name: sha256_file(p) for p in paths})
-    manifest["onnx_inputs"] = keys
-    write_json_atomic(folder / MANIFEST, manifest)
-
-
-class _Preproc:
-    """The two things ``predictor.predict`` needs from a preprocessor."""
-
-    def __init__(self, tokenizer, maxlen: int):
-        self.tokenizer, self.maxlen = tokenizer, maxlen
-
-    def get_tokenizer(self):
-        return self.tokenizer
+    stage = restage(folder, skip=DERIVED)
+    try:
+        tf2onnx.convert.from_function(logits, input_signature=spec, opset=OPSET, output_path=str(stage / ONNX_FP32))
+        written = {"fp32": stage / ONNX_FP32}
+        if quantize:
+            quantize_dynamic(str(stage / ONNX_FP32), str(stage / ONNX_INT8), weight_type=QuantType.QInt8)
+            written["int8"] = stage / ONNX_INT8
+        manifest = read_manifest(folder)
+        files = {k: v for k, v in manifest["files"].items() if k not in DERIVED}
+        files.update({p.name: sha256_file(p) for p in written.values()})
+        manifest.update(files=files, onnx_inputs=keys)
+        manifest.pop("_digest")
+        write_json_atomic(stage / MANIFEST, manifest)
+        swap_into_place(stage, folder)
+    except OSError as exc:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise RecipesError(f"cannot write the ONNX files beside '{folder}' ({exc.strerror or exc}): free some "
+                           "space or choose a writable copy; the predictor is unchanged") from None
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return {kind: folder / p.name for kind, p in written.items()}
 
 
 class OnnxPredictor:
-    """A saved predictor run by onnxruntime: same ``predict``/``get_classes`` interface as ktrain's."""
+    """A saved predictor's ONNX copy run by onnxruntime, loaded from files that hold no code.
+
+    It reads the ONNX model, the tokenizer files and ``manifest.json`` (labels, maxlen, input names): no
+    pickle and no TensorFlow. It satisfies ``prediction.Classifier`` and also offers ktrain's
+    ``predict``/``get_classes``.
+    """
 
     def __init__(self, folder: str | os.PathLike, int8: bool = True, batch_size: int = 64, strict: bool = False):
+        self.folder, self.int8, self.batch_size = Path(folder), int8, batch_size
+        load_consistent(self.folder, self._load, strict)
+
+    def _load(self, folder: Path, manifest: dict) -> None:
         import onnxruntime as ort
         from transformers import AutoTokenizer
 
-        folder = Path(folder)
-        manifest = read_manifest(folder, strict)
-        path = folder / (ONNX_INT8 if int8 else ONNX_FP32)
-        if path.name not in manifest["files"]:
-            raise RecipesError(f"'{folder}' has no {path.name}: run `python -m ktrain_recipes export "
-                               f"--predictor {folder}` first")
+        from .loading import _refuse_ranker
+
+        _refuse_ranker(folder, manifest)
+        path = check_derived(folder, manifest, ONNX_INT8 if self.int8 else ONNX_FP32)
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         try:
-            self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+            session = ort.InferenceSession(path.read_bytes(), options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types for unreadable models
             raise RecipesError(f"'{path}' cannot be loaded by onnxruntime ({str(exc).splitlines()[0][:120]}): "
-                               f"re-run `python -m ktrain_recipes export --predictor {folder}`") from None
+                               f"`ktrain-recipes export --predictor {folder}` rebuilds it") from None
+        self.session, self.path = session, path
         self.inputs = manifest["onnx_inputs"]
-        self.classes = manifest["label_names"]
-        self.preproc = _Preproc(AutoTokenizer.from_pretrained(folder), manifest["maxlen"])
-        self.batch_size, self.path = batch_size, path
+        self.classes = list(manifest["label_names"])
+        self.maxlen = int(manifest["maxlen"])
+        self.pairs = manifest.get("pairs")
+        self.identity = identity(folder, manifest, "int8" if self.int8 else "onnx-fp32")
+        self.tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
 
     def get_classes(self) -> list[str]:
         return list(self.classes)
 
+    def predict_proba(self, texts: list) -> np.ndarray:
+        """Softmax probabilities (texts x labels) for a list of texts or (text, text) pairs."""
+        texts = list(texts)
+        return np.concatenate([self._proba(texts[i:i + self.batch_size]) for i in range(0, len(texts),
+                                                                                         self.batch_size)])
+
     def predict(self, texts, return_proba: bool = False):
-        """Return labels, or softmax probabilities with ``return_proba``, for a list of texts."""
+        """ktrain's interface: labels, or probabilities with ``return_proba``, for one text or a list."""
         single = isinstance(texts, (str, tuple))
-        texts = [texts] if single else list(texts)
-        probs = np.concatenate([self._proba(texts[i:i + self.batch_size])
-                                for i in range(0, len(texts), self.batch_size)])
+        probs = self.predict_proba([texts] if single else texts)
         if return_proba:
             return probs[0] if single else probs
         labels = [self.classes[i] for i in probs.argmax(axis=1)]
         return labels[0] if single else labels
 
-    def _proba(self, texts: list[str]) -> np.ndarray:
-        enc = tokenize(self.preproc.tokenizer, texts, padding=True, truncation=True, max_length=self.preproc.maxlen,
+    def _proba(self, texts: list) -> np.ndarray:
+        enc = tokenize(self.tokenizer, texts, padding=True, truncation=True, max_length=self.maxlen,
                        return_tensors="np", return_token_type_ids=True)
         logits = self.session.run(None, {k: enc[k].astype(np.int32) for k in self.inputs})[0]
         exp = np.exp(logits - logits.max(axis=1, keepdims=True))
         return exp / exp.sum(axis=1, keepdims=True)
 
 
-def load_onnx_predictor(folder: str | os.PathLike, int8: bool = True, strict: bool = False) -> OnnxPredictor:
-    """Load the ONNX (int8 by default) copy of a saved predictor."""
+def identity(folder: Path, manifest: dict, backend: str) -> dict:
+    """What names one saved predictor: its folder, model, labels, save and backend (the service reports it)."""
+    return {"folder": str(folder), "model_id": manifest.get("model_id"), "labels": list(manifest["label_names"]),
+            "maxlen": int(manifest["maxlen"]), "manifest_sha256": manifest["_digest"],
+            "save_id": manifest.get("save_id"), "created": manifest.get("created"), "backend": backend}
+
+
+def load_int8_predictor(folder: str | os.PathLike, int8: bool = True, strict: bool = False) -> OnnxPredictor:
+    """Load the int8 ONNX copy (or with ``int8=False`` the fp32 one) of a saved predictor."""
     return OnnxPredictor(folder, int8=int8, strict=strict)
+
+
+load_onnx_predictor = load_int8_predictor  # the name notebooks and earlier code use

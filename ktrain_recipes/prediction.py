@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import unicodedata
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -46,35 +47,74 @@ def check_texts(texts) -> list:
     return texts
 
 
-def classify(predictor, texts, proba: bool = False, chunk: int = 256):
-    """Return labels (or, with ``proba``, a texts x labels probability array) from ``predictor.predict``.
+@runtime_checkable
+class Classifier(Protocol):
+    """What classifying needs from a loaded predictor: its labels, maxlen, tokenizer and probabilities.
 
-    What this adds to ktrain's ``predict``: input checks, a note on stderr counting the texts longer
-    than maxlen (they are truncated), and length-sorted chunks, since ktrain pads each call to its
-    longest text.
+    ``OnnxPredictor`` (the int8 path) satisfies it; a ktrain predictor does through ``KtrainClassifier``.
     """
+
+    classes: list[str]
+    maxlen: int
+    tokenizer: Any
+
+    def predict_proba(self, texts: list) -> np.ndarray:
+        """Softmax probabilities, texts x labels."""
+
+
+class KtrainClassifier:
+    """A ktrain ``TextPredictor`` seen through the ``Classifier`` protocol."""
+
+    def __init__(self, predictor, identity: dict | None = None, pairs: bool | None = None):
+        self.predictor = predictor
+        self.classes = list(predictor.get_classes())
+        self.maxlen = int(predictor.preproc.maxlen)
+        self.tokenizer = predictor.preproc.get_tokenizer()
+        self.identity, self.pairs = identity, pairs
+
+    def predict_proba(self, texts: list) -> np.ndarray:
+        return np.asarray(self.predictor.predict(list(texts), return_proba=True)).reshape(len(texts), -1)
+
+
+def as_classifier(predictor) -> Classifier:
+    """Return ``predictor`` if it is a ``Classifier``, else wrap a ktrain predictor in ``KtrainClassifier``."""
+    return predictor if isinstance(predictor, Classifier) else KtrainClassifier(predictor)
+
+
+def classify(predictor, texts, proba: bool = False, chunk: int = 256):
+    """Return labels (or, with ``proba``, a texts x labels probability array) for texts or text pairs.
+
+    ``predictor``: a ``Classifier`` (the int8 path) or a ktrain predictor. What this adds to ktrain's
+    ``predict``: input checks, a note on stderr counting the texts longer than maxlen (they are truncated),
+    and length-sorted chunks, since ktrain pads each call to its longest text.
+    """
+    model = as_classifier(predictor)
     texts = check_texts(texts)
-    lengths = np.array(token_lengths(predictor.preproc.get_tokenizer(), texts))
-    n_long = int((lengths > predictor.preproc.maxlen).sum())
+    lengths = np.array(token_lengths(model.tokenizer, texts))
+    n_long = int((lengths > model.maxlen).sum())
     if n_long:
-        print(f"note: {n_long} of {len(texts)} texts exceed maxlen={predictor.preproc.maxlen} tokens "
+        print(f"note: {n_long} of {len(texts)} texts exceed maxlen={model.maxlen} tokens "
               "and were truncated", file=sys.stderr)
     order = np.argsort(lengths, kind="stable")
-    probs = np.empty((len(texts), len(predictor.get_classes())), dtype=np.float32)
+    probs = np.empty((len(texts), len(model.classes)), dtype=np.float32)
     for start in range(0, len(texts), chunk):
         idx = order[start:start + chunk]
-        probs[idx] = np.asarray(predictor.predict([texts[i] for i in idx], return_proba=True)).reshape(len(idx), -1)
+        probs[idx] = model.predict_proba([texts[i] for i in idx])
     if proba:
         return probs
-    return [predictor.get_classes()[i] for i in probs.argmax(axis=1)]
+    return [model.classes[i] for i in probs.argmax(axis=1)]
 
 
-def open_predictor(folder: str | os.PathLike, onnx: bool = False, strict: bool = False):
-    """Load a saved predictor: ktrain's, or with ``onnx`` its int8 ONNX copy (same predict interface)."""
-    if onnx:
-        from .onnx_inference import load_onnx_predictor
+def open_predictor(folder: str | os.PathLike, int8: bool = False, strict: bool = False, onnx: bool | None = None,
+                   unpickle_preproc: bool = False):
+    """Load a saved predictor: ktrain's (rebuilt without its pickle), or with ``int8`` its int8 ONNX copy.
 
-        return load_onnx_predictor(folder, strict=strict)
-    from .saving import load_checked_predictor
+    ``onnx`` is the older name of ``int8``. ``unpickle_preproc``: see ``loading.load_checked_predictor``.
+    """
+    if int8 or onnx:
+        from .onnx_inference import load_int8_predictor
 
-    return load_checked_predictor(folder, strict=strict)
+        return load_int8_predictor(folder, strict=strict)
+    from .loading import load_checked_predictor
+
+    return load_checked_predictor(folder, strict=strict, unpickle_preproc=unpickle_preproc)

@@ -60,7 +60,8 @@ def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None) -> di
             else {**record, "epoch_seconds": [], "interrupted": False}
         predictor = ktrain.get_predictor(learner.model, t, batch_size=config.batch_size)
         metrics = measure(predictor, val, ds.label_names)
-        record_run(metrics, config, maxlen, trained, learner, n_train=len(train[0]), data=ds.source, **found)
+        record_run(metrics, config, maxlen, trained, learner, n_train=len(train[0]), data=ds.source,
+                   pairs=isinstance(train[0][0], tuple), **found)
         save_figure(plot_confusion_matrix(metrics), stage / "confusion_matrix.png")
         save_checked_predictor(predictor, out, metrics, stage=stage, overwrite=config.overwrite or config.resume)
         if not trained.get("interrupted"):

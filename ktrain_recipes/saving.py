@@ -6,7 +6,13 @@ What ktrain's ``predictor.save`` lacks, and this adds:
   leaves ``NAME`` missing: the next writer or loader puts the old one back (``recover``);
 * litter from dead processes (staging folders, moved-aside predictors) is removed on the next write;
 * ``--overwrite`` replaces only a predictor of ours (it has a manifest) or an empty folder, never data;
-* ``manifest.json``: label names, maxlen, versions and the sha256 of every file, checked on load.
+* ``manifest.json``: label names, maxlen, versions and the sha256 of every file, checked on load. It
+  covers the whole folder: a listed file that is missing, an unlisted file or an empty list is refused.
+  The ONNX files are *derived* (``export`` makes them from ``tf_model.h5``): a bad one disables only the
+  int8 path, and ``export`` repairs it.
+
+Loading (without running the folder's pickle, and consistently while another process saves) is
+``loading``'s job; this module writes and checks.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import shutil
 import socket
 import sys
 import tempfile
+import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -29,6 +36,9 @@ from .versions import check_versions, package_versions
 MANIFEST = "manifest.json"
 METRICS = "metrics.json"
 FORMAT_VERSION = 1
+ONNX_FP32 = "model.onnx"
+ONNX_INT8 = "model.int8.onnx"
+DERIVED = (ONNX_FP32, ONNX_INT8)  # rebuilt by `export` from the model; never needed by the source model
 _HOST = socket.gethostname().replace("-", "_")
 
 
@@ -74,6 +84,23 @@ def stage_dir(out: Path) -> Path:
     _check_writable(out.parent)
     clean_litter(out)
     return Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-{_HOST}-{os.getpid()}-", dir=out.parent))
+
+
+def restage(folder: Path, skip: tuple[str, ...] = ()) -> Path:
+    """A staging folder beside ``folder`` holding its files (hard links where the file system allows, else
+    copies), to rewrite a saved predictor through a swap rather than in place (``export`` does)."""
+    stage = stage_dir(folder)
+    try:
+        for path in folder.iterdir():
+            if path.is_file() and path.name not in skip:
+                try:
+                    os.link(path, stage / path.name)
+                except OSError:
+                    shutil.copy2(path, stage / path.name)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return stage
 
 
 def _owner(path: Path, name: str) -> tuple[str, int] | None:
@@ -147,7 +174,8 @@ def save_checked_predictor(predictor, out: str | os.PathLike, metrics: dict, sta
         _kill_point("saved")
         _add_label_names(stage, list(predictor.get_classes()))
         (stage / METRICS).write_text(json.dumps(metrics, indent=2, default=_jsonable, allow_nan=False))
-        write_manifest(stage, list(predictor.get_classes()), int(predictor.preproc.maxlen), metrics)
+        write_manifest(stage, list(predictor.get_classes()), int(predictor.preproc.maxlen), metrics,
+                       kind="classifier", pairs=metrics.get("pairs"))
         swap_into_place(stage, out)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
@@ -209,11 +237,16 @@ def _labels_digest(label_names: list[str], maxlen: int) -> str:
     return hashlib.sha256(json.dumps([label_names, maxlen]).encode()).hexdigest()
 
 
-def write_manifest(folder: Path, label_names: list[str], maxlen: int, metrics: dict) -> None:
-    """Write manifest.json: labels, maxlen, versions, headline metrics and the sha256 of every file."""
+def write_manifest(folder: Path, label_names: list[str], maxlen: int, metrics: dict, **extra) -> None:
+    """Write manifest.json: labels, maxlen, versions, headline metrics and the sha256 of every file.
+
+    ``extra`` adds keys (``kind``, ``pairs``, ``onnx_inputs``). Every save gets a fresh ``save_id``, so two
+    saves never have the same manifest (a loader compares manifests to see that no save happened meanwhile).
+    """
     files = {p.name: sha256_file(p) for p in sorted(folder.iterdir()) if p.is_file() and p.name != MANIFEST}
     manifest = {
         "format_version": FORMAT_VERSION,
+        "save_id": uuid.uuid4().hex,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "label_names": label_names,
         "maxlen": maxlen,
@@ -222,6 +255,7 @@ def write_manifest(folder: Path, label_names: list[str], maxlen: int, metrics: d
         "versions": package_versions(),
         "metrics": {k: metrics.get(k) for k in ("accuracy", "macro_f1", "n")},
         "files": files,
+        **extra,
     }
     write_json_atomic(folder / MANIFEST, manifest)
 
@@ -253,18 +287,29 @@ def _jsonable(value):
 def read_manifest(folder: str | os.PathLike, strict: bool = False) -> dict:
     """Check a predictor folder against its manifest and return the manifest.
 
-    Raises RecipesError naming the problem: no such folder, a corrupt manifest, missing or edited files.
+    Raises RecipesError naming the problem: no such folder, a corrupt manifest, an empty file list, a
+    listed file missing or edited, a file the manifest does not list. The derived ONNX files are only
+    checked for being listed here; ``check_derived`` checks their hashes when the int8 path is used.
     Other minor versions of TensorFlow/transformers/ktrain warn, or with ``strict`` raise.
+    The returned dict holds ``_digest``, the sha256 of the manifest's bytes as read.
     """
     folder = Path(folder)
     recover(folder)
-    if folder.is_file():
-        raise RecipesError(f"'{folder}' is a file, not a predictor folder: pass the --out folder of a train run")
+    if folder.exists() and not folder.is_dir():
+        raise RecipesError(f"'{folder}' is not a folder: pass the predictor folder (the --out of a train run)")
     if not folder.is_dir():
         raise RecipesError(f"predictor folder '{folder}' does not exist: pass the --out folder of a train run")
     manifest = _load_manifest(folder)
     check_versions(str(folder), manifest.get("versions", {}), strict)
-    for name, digest in manifest["files"].items():
+    listed = manifest["files"]
+    present = {p.name for p in folder.iterdir()} - {MANIFEST}
+    unlisted = sorted(present - set(listed))
+    if unlisted:
+        raise RecipesError(f"'{folder}' holds {unlisted[0]!r}, which its manifest does not list (files may only "
+                           "be added by our commands): remove it, or re-save the predictor")
+    for name, digest in listed.items():
+        if name in DERIVED:
+            continue
         if not (folder / name).is_file():
             raise RecipesError(f"'{folder}' is missing {name}: the predictor is incomplete, re-run train")
         if sha256_file(folder / name) != digest:
@@ -272,16 +317,52 @@ def read_manifest(folder: str | os.PathLike, strict: bool = False) -> dict:
     return manifest
 
 
+def check_derived(folder: str | os.PathLike, manifest: dict, name: str) -> Path:
+    """Check one derived (ONNX) file against the manifest; return its path. A bad one says how to repair it."""
+    folder = Path(folder)
+    repair = f"`ktrain-recipes export --predictor {folder}` rebuilds it from the model"
+    if name not in manifest["files"]:
+        raise RecipesError(f"'{folder}' has no {name}: {repair}")
+    path = folder / name
+    if not path.is_file() or sha256_file(path) != manifest["files"][name]:
+        raise RecipesError(f"'{path}' is missing or does not match its checksum (damaged): {repair}")
+    return path
+
+
+def manifest_digest(folder: str | os.PathLike) -> str | None:
+    """The sha256 of a folder's manifest.json as it is now, or None when there is none (e.g. mid-swap)."""
+    try:
+        return hashlib.sha256((Path(folder) / MANIFEST).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def swap_in_progress(out: str | os.PathLike) -> bool:
+    """True while another live process is between the two renames of a swap (``out`` moved aside)."""
+    out = Path(out)
+    for old in out.parent.glob(f".{out.name}.old-*"):
+        owner = _owner(old, out.name)
+        if owner and _alive(*owner):
+            return True
+    return False
+
+
 def _load_manifest(folder: Path) -> dict:
     corrupt = f"'{folder}/{MANIFEST}' is corrupt: re-run train to recreate the predictor"
     try:
-        manifest = json.loads((folder / MANIFEST).read_text())
+        raw = (folder / MANIFEST).read_bytes()
+        manifest = json.loads(raw)
     except FileNotFoundError:
         raise RecipesError(f"'{folder}' has no {MANIFEST}: it is not a predictor saved by ktrain_recipes") from None
+    except IsADirectoryError:
+        raise RecipesError(corrupt) from None
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise RecipesError(corrupt) from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
         raise RecipesError(corrupt)
+    if not manifest["files"] or not all(isinstance(v, str) for v in manifest["files"].values()):
+        raise RecipesError(f"{corrupt} (its file list is empty or malformed, so nothing could be checked)")
+    manifest["_digest"] = hashlib.sha256(raw).hexdigest()
     if manifest.get("format_version") != FORMAT_VERSION:
         raise RecipesError(
             f"'{folder}' was saved in predictor format {manifest.get('format_version')}, this version reads "
@@ -296,16 +377,6 @@ def _load_manifest(folder: Path) -> dict:
     if manifest.get("labels_sha256") != _labels_digest(labels, maxlen):
         raise RecipesError(f"{corrupt} (its label names or maxlen were edited)")
     return manifest
-
-
-def load_checked_predictor(folder: str | os.PathLike, batch_size: int = 32, strict: bool = False):
-    """Check a saved predictor's manifest (see ``read_manifest``), then ``ktrain.load_predictor`` it."""
-    read_manifest(folder, strict)
-    import ktrain
-
-    predictor = ktrain.load_predictor(str(folder), batch_size=batch_size)
-    predictor.preproc.model_name = str(folder)  # tokenizer files live beside the weights
-    return predictor
 
 
 def folder_size_mb(folder: str | os.PathLike, pattern: str = "*") -> float:

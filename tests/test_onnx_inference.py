@@ -13,7 +13,7 @@ from ktrain_recipes.saving import read_manifest
 def exported(tiny_predictor, tmp_path_factory):
     folder = tmp_path_factory.mktemp("fast") / "pred"
     shutil.copytree(tiny_predictor, folder)
-    with pytest.raises(RecipesError, match="run `python -m ktrain_recipes export"):
+    with pytest.raises(RecipesError, match="has no model.int8.onnx: `ktrain-recipes export --predictor"):
         load_onnx_predictor(folder)
     export_onnx(folder)
     return folder

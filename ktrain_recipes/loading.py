@@ -1,0 +1,142 @@
+"""Load a saved predictor safely: without running code from its folder, and whole while another process saves.
+
+ktrain's ``load_predictor`` unpickles ``tf_model.preproc``. A pickle runs code when it is read, and the
+manifest's hashes guard against damage, not against whoever made the folder. So our loaders rebuild the
+preprocessor from files that hold no code (``config.json``, the weights, the tokenizer files, and the label
+names and maxlen from ``manifest.json``); the pickle is read only when a caller asks for it by name
+(``unpickle_preproc=True``, the CLI's ``--unpickle-preproc``), for a folder they trust.
+
+Saves replace a folder with two renames (``saving.swap_into_place``), so a reader racing a writer could see
+the folder missing, or read some files of one save and some of the next. ``load_consistent`` reads the
+manifest, loads, then checks that the manifest is still the same one (every save has a fresh ``save_id``);
+if a save happened meanwhile it loads again. A load gives one whole predictor or a one-line error.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Callable, TypeVar
+
+from .errors import RecipesError
+from .saving import manifest_digest, read_manifest, swap_in_progress
+
+T = TypeVar("T")
+PREPROC_PICKLE = "tf_model.preproc"
+
+
+def load_consistent(folder: str | os.PathLike, load: Callable[[Path, dict], T], strict: bool = False,
+                    timeout: float = 30.0) -> T:
+    """Call ``load(folder, manifest)`` so that everything it read came from one save of ``folder``.
+
+    The manifest is checked (``saving.read_manifest``), ``load`` runs, and the manifest is read again: if
+    another save replaced the folder meanwhile, or the folder is between the two renames of a save, the
+    load is retried (for up to ``timeout`` seconds). An error that is not caused by a save is raised as is.
+    """
+    folder = Path(folder)
+    deadline = time.monotonic() + timeout
+    delay = 0.01
+    while True:
+        before = manifest_digest(folder)
+        try:
+            manifest = read_manifest(folder, strict)
+            result = load(folder, manifest)
+            if manifest_digest(folder) == manifest["_digest"]:
+                return result
+            error: Exception = RecipesError(f"'{folder}' was replaced by another save while it was loading")
+        except Exception as exc:  # noqa: BLE001  (a half-swapped folder can make any loader fail)
+            if not _changing(folder, before):
+                if isinstance(exc, RecipesError):
+                    raise
+                raise RecipesError(f"cannot load '{folder}' ({type(exc).__name__}: "
+                                   f"{str(exc).splitlines()[0][:160] if str(exc) else ''}): re-run train") from None
+            error = exc
+        if time.monotonic() > deadline:
+            raise RecipesError(f"'{folder}' kept changing while loading ({error}): stop the process saving "
+                               "into it, or load a copy") from None
+        time.sleep(delay)
+        delay = min(delay * 2, 0.5)
+
+
+def _changing(folder: Path, before: str | None) -> bool:
+    """True when a save is replacing ``folder`` now, or replaced it since ``before`` was read."""
+    if swap_in_progress(folder):
+        return True
+    now = manifest_digest(folder)
+    return now is not None and now != before
+
+
+def is_ranker(manifest: dict) -> bool:
+    """True for an ETHICS utilitarianism ranker: one score per text, not a classifier."""
+    return manifest.get("kind") == "ranker" or manifest.get("label_names") == ["score"]
+
+
+def _refuse_ranker(folder: Path, manifest: dict) -> None:
+    if is_ranker(manifest):
+        raise RecipesError(f"'{folder}' is an ETHICS utilitarianism ranker (one pleasantness score per text), not a "
+                           "classifier: load it with transformers' TFAutoModelForSequenceClassification.from_pretrained"
+                           " and compare the scores of two texts")
+
+
+def load_checked_predictor(folder: str | os.PathLike, batch_size: int = 32, strict: bool = False,
+                           unpickle_preproc: bool = False):
+    """Load a saved predictor as a ktrain ``TextPredictor``, checked against its manifest, without its pickle.
+
+    Args:
+      folder: a predictor folder written by ``run_recipe`` (``train``), ``distill`` or ``ethics``.
+      batch_size: the predictor's batch size.
+      strict: refuse a predictor saved under other minor versions of TensorFlow/transformers/ktrain.
+      unpickle_preproc: read ktrain's ``tf_model.preproc`` pickle with ``ktrain.load_predictor`` instead of
+        rebuilding the preprocessor. A pickle runs code when read: only for folders you trust.
+    """
+    def load(folder: Path, manifest: dict):
+        _refuse_ranker(folder, manifest)
+        if unpickle_preproc:
+            return _load_with_pickle(folder, batch_size)
+        return _rebuild_predictor(folder, manifest, batch_size)
+
+    return load_consistent(folder, load, strict)
+
+
+def _load_with_pickle(folder: Path, batch_size: int):
+    import ktrain
+
+    if not (folder / PREPROC_PICKLE).is_file():
+        raise RecipesError(f"'{folder}' has no {PREPROC_PICKLE} to unpickle: load it without --unpickle-preproc")
+    predictor = ktrain.load_predictor(str(folder), batch_size=batch_size)
+    predictor.preproc.model_name = str(folder)  # tokenizer files live beside the weights
+    return predictor
+
+
+def _rebuild_predictor(folder: Path, manifest: dict, batch_size: int):
+    """A ktrain TextPredictor from config.json, tf_model.h5, the tokenizer files and the manifest: no pickle."""
+    import ktrain
+    import tensorflow as tf
+    from ktrain import utils as U
+    from ktrain.text.preprocessor import Transformer
+    from transformers import AutoConfig, AutoTokenizer, TFAutoModelForSequenceClassification
+
+    config = AutoConfig.from_pretrained(folder, local_files_only=True)
+    model = TFAutoModelForSequenceClassification.from_pretrained(folder, local_files_only=True)
+    names = list(manifest["label_names"])
+    if model.config.num_labels != len(names):
+        raise RecipesError(f"'{folder}': the model has {model.config.num_labels} outputs but the manifest names "
+                           f"{len(names)} labels: re-run train")
+    preproc = Transformer.__new__(Transformer)  # __init__ would load the model once more to read its signature
+    preproc.__dict__.update(
+        maxlen=int(manifest["maxlen"]), c=names, lang="en", multilabel=False, preprocess_train_called=True,
+        model_name=str(folder), name=config.model_type, config=config,
+        model_type=TFAutoModelForSequenceClassification, tokenizer_type=AutoTokenizer,
+        use_token_type_ids="token_type_ids" in type(model).call.__code__.co_varnames,
+        tok=None, tok_dct=None, max_features=10000, ngram_range=1, batch_size=batch_size, use_with_learner=True,
+        ytransform=U.YTransform(class_names=names),
+    )
+    preproc.ytransform.train_called = True
+    preproc.set_tokenizer(AutoTokenizer.from_pretrained(folder, local_files_only=True))
+    # ktrain's predictor reads model.loss; ktrain compiles with one optimizer shared by the whole process
+    # (utils.DEFAULT_OPT), which a tf.distribute strategy scope then claims: a fresh one here keeps a load
+    # after distributed training in the same process working
+    model.compile(loss=tf.keras.losses.CategoricalCrossentropy(from_logits=True),
+                  optimizer=tf.keras.optimizers.Adam(), metrics=["accuracy"])
+    return ktrain.get_predictor(model, preproc, batch_size=batch_size)

@@ -1,0 +1,194 @@
+"""Loading never runs the folder's pickle, the manifest covers the whole folder, derived ONNX files stay
+derived, and loads stay whole while another process saves into the folder."""
+
+import json
+import pickle
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ktrain_recipes as kr
+from ktrain_recipes import RecipesError, cli
+from ktrain_recipes.onnx_inference import export_onnx, load_int8_predictor
+from ktrain_recipes.saving import MANIFEST, read_manifest, write_manifest
+
+TEXTS = ["i feel so happy today", "i am terrified of the dark", "this makes me furious", "i feel alone"]
+
+
+class Payload:
+    """Unpickling this writes a marker file: proof that code from the folder ran."""
+
+    def __init__(self, marker: str):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.write_text, (Path(self.marker), "pwned"))
+
+
+def rehash(folder: Path) -> None:
+    """Recompute the manifest as an author planting a payload would (labels and maxlen kept)."""
+    manifest = json.loads((folder / MANIFEST).read_text())
+    extra = {k: manifest[k] for k in ("kind", "pairs", "onnx_inputs") if k in manifest}
+    write_manifest(folder, manifest["label_names"], manifest["maxlen"], {"model_id": manifest["model_id"]}, **extra)
+
+
+@pytest.fixture(scope="module")
+def exported(tiny_predictor, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("safe") / "pred"
+    shutil.copytree(tiny_predictor, folder)
+    export_onnx(folder)
+    return folder
+
+
+@pytest.fixture
+def planted(exported, tmp_path):
+    folder = tmp_path / "planted"
+    shutil.copytree(exported, folder)
+    marker = tmp_path / "marker"
+    (folder / "tf_model.preproc").write_bytes(pickle.dumps(Payload(str(marker))))
+    rehash(folder)
+    read_manifest(folder)  # the manifest check passes: it guards against damage, not against an author
+    return folder, marker
+
+
+def test_a_planted_pickle_never_runs_in_our_loaders(planted, small_data, tmp_path, capsys):
+    folder, marker = planted
+    reference = kr.classify(kr.load_checked_predictor(folder), TEXTS)
+    assert kr.classify(load_int8_predictor(folder), TEXTS)
+    assert cli.main(["predict", "--predictor", str(folder), *TEXTS]) == 0
+    assert cli.main(["predict", "--predictor", str(folder), "--int8", *TEXTS]) == 0
+    assert cli.main(["evaluate", "--predictor", str(folder), "--data", str(small_data)]) == 0
+    assert cli.main(["export", "--predictor", str(folder)]) == 0
+    assert not marker.exists()
+    assert reference == kr.classify(kr.load_checked_predictor(folder), TEXTS)
+    # the payload is real: asking for the pickle by name runs it
+    with pytest.raises(Exception):
+        kr.load_checked_predictor(folder, unpickle_preproc=True)
+    assert marker.read_text() == "pwned"
+
+
+def test_the_rebuilt_predictor_matches_ktrains_own_load(exported):
+    rebuilt = kr.load_checked_predictor(exported)
+    pickled = kr.load_checked_predictor(exported, unpickle_preproc=True)
+    assert rebuilt.get_classes() == pickled.get_classes() == kr.EMOTION_LABELS
+    assert rebuilt.preproc.maxlen == pickled.preproc.maxlen
+    assert rebuilt.preproc.use_token_type_ids == pickled.preproc.use_token_type_ids
+    np.testing.assert_allclose(rebuilt.predict(TEXTS, return_proba=True), pickled.predict(TEXTS, return_proba=True),
+                               atol=1e-6)
+
+
+def test_the_manifest_covers_the_whole_folder(exported, tmp_path):
+    folder = tmp_path / "copy"
+    shutil.copytree(exported, folder)
+    manifest = json.loads((folder / MANIFEST).read_text())
+    (folder / MANIFEST).write_text(json.dumps({**manifest, "files": {}}))
+    with pytest.raises(RecipesError, match="file list is empty"):
+        read_manifest(folder)
+    (folder / MANIFEST).write_text(json.dumps(manifest))
+    (folder / "extra.py").write_text("print('hi')")
+    with pytest.raises(RecipesError, match="holds 'extra.py', which its manifest does not list"):
+        read_manifest(folder)
+    (folder / "extra.py").unlink()
+    read_manifest(folder)
+
+
+def test_a_damaged_onnx_file_disables_only_the_int8_path_and_export_repairs_it(exported, tmp_path, capsys):
+    folder = tmp_path / "copy"
+    shutil.copytree(exported, folder)
+    (folder / "model.int8.onnx").write_bytes(b"half-written")
+    assert kr.classify(kr.load_checked_predictor(folder), TEXTS)  # the source model is untouched
+    with pytest.raises(RecipesError, match="damaged.*export --predictor .* rebuilds it"):
+        load_int8_predictor(folder)
+    assert cli.main(["evaluate", "--predictor", str(folder), "--limit", "12"]) in (0, 1)  # loads (data may vary)
+    (folder / "model.onnx").unlink()
+    with pytest.raises(RecipesError, match="rebuilds it"):
+        load_int8_predictor(folder, int8=False)
+    export_onnx(folder)
+    assert kr.classify(load_int8_predictor(folder), TEXTS)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["copy"]  # export staged beside it and left nothing
+
+
+def test_export_into_a_read_only_folder_is_one_line(exported, tmp_path, capsys):
+    import os
+
+    if os.geteuid() == 0:
+        pytest.skip("root writes into read-only folders")
+    parent = tmp_path / "ro"
+    shutil.copytree(exported, parent / "pred")
+    parent.chmod(0o555)
+    try:
+        assert cli.main(["export", "--predictor", str(parent / "pred")]) == 1
+        assert "read-only" in capsys.readouterr().err
+    finally:
+        parent.chmod(0o755)
+
+
+def test_a_ranker_folder_is_named_not_crashed(exported, tmp_path):
+    folder = tmp_path / "ranker"
+    shutil.copytree(exported, folder)
+    manifest = json.loads((folder / MANIFEST).read_text())
+    write_manifest(folder, ["score"], manifest["maxlen"], {"model_id": "x"}, kind="ranker")
+    with pytest.raises(RecipesError, match="utilitarianism ranker"):
+        kr.load_checked_predictor(folder)
+    with pytest.raises(RecipesError, match="utilitarianism ranker"):
+        load_int8_predictor(folder)
+
+
+def reversed_twin(exported: Path, out: Path) -> Path:
+    """The same classifier with its labels in reverse order and its output rows permuted to match: it gives
+    the same label names for every text, so a load mixing one's labels with the other's weights shows."""
+    predictor = kr.load_checked_predictor(exported)
+    layer = predictor.model.classifier
+    kernel, bias = layer.get_weights()
+    layer.set_weights([kernel[:, ::-1], bias[::-1]])
+    predictor.preproc.c = list(reversed(predictor.preproc.c))
+    predictor.preproc.ytransform.c = predictor.c = predictor.preproc.c
+    kr.save_checked_predictor(predictor, out, {"model_id": "twin"})
+    export_onnx(out)
+    return out
+
+
+# Each swap is a save as ours are: the files of one of two predictors, a fresh manifest (new save_id), a swap.
+WRITER = """
+import json, sys, time, uuid
+from pathlib import Path
+from ktrain_recipes.saving import MANIFEST, restage, swap_into_place, write_json_atomic
+out, sources, seconds = Path(sys.argv[1]), [Path(p) for p in sys.argv[2:4]], float(sys.argv[4])
+n, end = 0, time.monotonic() + seconds
+while time.monotonic() < end:
+    stage = restage(sources[n % 2])
+    manifest = json.loads((stage / MANIFEST).read_text())
+    write_json_atomic(stage / MANIFEST, {**manifest, "save_id": uuid.uuid4().hex})
+    swap_into_place(stage, out)
+    n += 1
+print(n)
+"""
+
+
+def test_loads_racing_a_writer_see_one_whole_predictor(exported, tmp_path):
+    twin = reversed_twin(exported, tmp_path / "twin")
+    expected = kr.classify(load_int8_predictor(exported), TEXTS)
+    assert kr.classify(load_int8_predictor(twin), TEXTS) == expected
+    assert load_int8_predictor(twin).classes == list(reversed(load_int8_predictor(exported).classes))
+    out = tmp_path / "live"
+    shutil.copytree(exported, out)
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(out), str(exported), str(twin), "25"],
+                              stdout=subprocess.PIPE, text=True)
+    loads, labels_seen, end = 0, set(), time.monotonic() + 20
+    try:
+        while time.monotonic() < end:
+            predictor = load_int8_predictor(out)
+            assert kr.classify(predictor, TEXTS) == expected  # never one save's labels with the other's weights
+            labels_seen.add(tuple(predictor.classes))
+            loads += 1
+        ktrain_predictor = kr.load_checked_predictor(out)  # the TensorFlow loader too, while swaps go on
+        assert kr.classify(ktrain_predictor, TEXTS) == expected
+    finally:
+        swaps = int(writer.communicate(timeout=60)[0])
+    assert writer.returncode == 0 and swaps >= 1000, swaps
+    assert loads >= 20 and len(labels_seen) == 2  # both saves were loaded, each whole
