@@ -76,7 +76,8 @@ def evaluate_saved(predictor_dir: str, config=None, split: str = "validation", l
     from .prediction import classify, open_predictor
 
     config = config or RecipeConfig()
-    predictor = open_predictor(predictor_dir, int8, strict, unpickle_preproc=unpickle_preproc)  # first: its errors are the cheaper to find
+    # first: its errors are the cheaper to find
+    predictor = open_predictor(predictor_dir, int8, strict, unpickle_preproc=unpickle_preproc)
     ds = config.load_data()
     texts, labels = sample(ds.texts(split), ds.labels(split), limit, config.seed)
     metrics = evaluate_predictor(lambda t: classify(predictor, t), texts, labels, list(predictor.get_classes()))
