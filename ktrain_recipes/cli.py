@@ -9,6 +9,7 @@ import sys
 from . import compat  # noqa: F401
 from .config import RecipeConfig, config_fields, parse_limit
 from .errors import RecipesError
+from .service import ServiceSettings
 
 
 def _flag_type(parse):
@@ -57,6 +58,25 @@ def add_loading_flags(parser: argparse.ArgumentParser, int8: bool = True) -> Non
     parser.add_argument("--unpickle-preproc", action="store_true",
                         help="load ktrain's tf_model.preproc pickle (runs code from the folder: only for folders you "
                              "trust) instead of rebuilding the preprocessor from the folder's JSON and tokenizer files")
+
+
+def add_dataclass_flags(parser: argparse.ArgumentParser, settings_class) -> None:
+    """One flag per field of a settings dataclass, typed by its default, with the field's help."""
+    import dataclasses
+
+    for f in dataclasses.fields(settings_class):
+        flag = "--" + f.name.replace("_", "-")
+        if f.default is dataclasses.MISSING:
+            parser.add_argument(flag, dest=f.name, required=True, help=f.metadata["help"])
+        else:
+            parser.add_argument(flag, dest=f.name, type=type(f.default), default=f.default, help=f.metadata["help"])
+
+
+def settings_from_args(args: argparse.Namespace, settings_class):
+    """Build a settings dataclass from the parsed flags named after its fields (and only those)."""
+    import dataclasses
+
+    return settings_class(**{f.name: getattr(args, f.name) for f in dataclasses.fields(settings_class)})
 
 
 DATA_FIELDS = ["data", "data_config", "text_column", "pair_column", "label_column", "labels", "val_fraction"]
@@ -140,6 +160,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_flags(p, only=["out", "batch_size", "lr", "epochs", "weight_decay", "average_last", "limit",
                               "eval_limit", "seed", "overwrite", "maxlen", *DATA_FIELDS])
     p.set_defaults(out=None)
+
+    p = sub.add_parser("serve", help="serve a saved predictor over HTTP: /predict, /health, /metadata, a web page",
+                       formatter_class=fmt)
+    add_dataclass_flags(p, ServiceSettings)
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (other than 127.0.0.1: no "
+                                                       "authentication, a warning is printed)")
+    p.add_argument("--port", type=int, default=8000, help="port to listen on")
 
     p = sub.add_parser("bench", help="tutorial recipe vs default recipe, ktrain predictor vs int8 ONNX",
                        formatter_class=fmt)
@@ -239,6 +266,12 @@ def cmd_bench(args) -> None:
               students=args.students)
 
 
+def cmd_serve(args) -> None:
+    from .service import serve
+
+    serve(settings_from_args(args, ServiceSettings), host=args.host, port=args.port)
+
+
 def cmd_models(args) -> None:
     from .models import list_models
 
@@ -249,7 +282,7 @@ def cmd_models(args) -> None:
 
 COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict, "export": cmd_export,
             "models": cmd_models, "compare": cmd_compare, "bench": cmd_bench, "ethics": cmd_ethics,
-            "distill": cmd_distill}
+            "distill": cmd_distill, "serve": cmd_serve}
 
 
 def main(argv: list[str] | None = None) -> int:

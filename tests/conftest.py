@@ -80,3 +80,24 @@ def build_learner(model_path: str, ds, batch_size: int = 16, maxlen: int | str =
     trn = ktrain_recipes.bucket_batches(t.preprocess_train(train[0], ds.label_ids(train[1]), verbose=0), seed)
     vdata = ktrain_recipes.bucket_batches(t.preprocess_test(val[0], ds.label_ids(val[1]), verbose=0), seed)
     return t, ktrain.get_learner(t.get_classifier(), train_data=trn, val_data=vdata, batch_size=batch_size)
+
+
+@pytest.fixture(scope="session")
+def exported(tiny_predictor, tmp_path_factory) -> Path:
+    """A copy of the tiny predictor with its ONNX files (fp32 and int8)."""
+    import shutil
+
+    from ktrain_recipes.onnx_inference import export_onnx
+
+    folder = tmp_path_factory.mktemp("exported") / "pred"
+    shutil.copytree(tiny_predictor, folder)
+    export_onnx(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def twin(exported, tmp_path_factory) -> Path:
+    """``exported``'s reversed twin (see ``predictor_copies.reversed_twin``)."""
+    from predictor_copies import reversed_twin
+
+    return reversed_twin(exported, tmp_path_factory.mktemp("twin") / "twin")

@@ -37,14 +37,6 @@ def rehash(folder: Path) -> None:
     write_manifest(folder, manifest["label_names"], manifest["maxlen"], {"model_id": manifest["model_id"]}, **extra)
 
 
-@pytest.fixture(scope="module")
-def exported(tiny_predictor, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("safe") / "pred"
-    shutil.copytree(tiny_predictor, folder)
-    export_onnx(folder)
-    return folder
-
-
 @pytest.fixture
 def planted(exported, tmp_path):
     folder = tmp_path / "planted"
@@ -139,45 +131,29 @@ def test_a_ranker_folder_is_named_not_crashed(exported, tmp_path):
         load_int8_predictor(folder)
 
 
-def reversed_twin(exported: Path, out: Path) -> Path:
-    """The same classifier with its labels in reverse order and its output rows permuted to match: it gives
-    the same label names for every text, so a load mixing one's labels with the other's weights shows."""
-    predictor = kr.load_checked_predictor(exported)
-    layer = predictor.model.classifier
-    kernel, bias = layer.get_weights()
-    layer.set_weights([kernel[:, ::-1], bias[::-1]])
-    predictor.preproc.c = list(reversed(predictor.preproc.c))
-    predictor.preproc.ytransform.c = predictor.c = predictor.preproc.c
-    kr.save_checked_predictor(predictor, out, {"model_id": "twin"})
-    export_onnx(out)
-    return out
-
-
 # Each swap is a save as ours are: the files of one of two predictors, a fresh manifest (new save_id), a swap.
 WRITER = """
-import json, sys, time, uuid
+import sys, time
 from pathlib import Path
-from ktrain_recipes.saving import MANIFEST, restage, swap_into_place, write_json_atomic
+sys.path.insert(0, sys.argv[5])
+from predictor_copies import save_copy
 out, sources, seconds = Path(sys.argv[1]), [Path(p) for p in sys.argv[2:4]], float(sys.argv[4])
 n, end = 0, time.monotonic() + seconds
 while time.monotonic() < end:
-    stage = restage(sources[n % 2])
-    manifest = json.loads((stage / MANIFEST).read_text())
-    write_json_atomic(stage / MANIFEST, {**manifest, "save_id": uuid.uuid4().hex})
-    swap_into_place(stage, out)
+    save_copy(sources[n % 2], out)
     n += 1
 print(n)
 """
 
 
-def test_loads_racing_a_writer_see_one_whole_predictor(exported, tmp_path):
-    twin = reversed_twin(exported, tmp_path / "twin")
+def test_loads_racing_a_writer_see_one_whole_predictor(exported, twin, tmp_path):
     expected = kr.classify(load_int8_predictor(exported), TEXTS)
     assert kr.classify(load_int8_predictor(twin), TEXTS) == expected
     assert load_int8_predictor(twin).classes == list(reversed(load_int8_predictor(exported).classes))
     out = tmp_path / "live"
     shutil.copytree(exported, out)
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(out), str(exported), str(twin), "25"],
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(out), str(exported), str(twin), "25",
+                               str(Path(__file__).parent)],
                               stdout=subprocess.PIPE, text=True)
     loads, labels_seen, end = 0, set(), time.monotonic() + 20
     try:

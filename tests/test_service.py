@@ -1,0 +1,257 @@
+"""The HTTP service: every endpoint and error in process, a real uvicorn driven with httpx under load with a hot
+swap in the middle, the web page in a real browser, and a schema-driven pass that finds no 5xx."""
+
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ktrain_recipes import cli
+from ktrain_recipes.saving import MANIFEST, write_manifest
+from ktrain_recipes.service import ServiceSettings, create_app
+
+TEXTS = ["i feel so happy today", "i am terrified of the dark", "this makes me furious"]
+
+
+@pytest.fixture(scope="module")
+def client(exported):
+    from fastapi.testclient import TestClient
+
+    with TestClient(create_app(ServiceSettings(str(exported), max_batch=8, max_chars=200, max_body_bytes=5000,
+                                               reload_interval=0))) as c:
+        yield c
+
+
+def test_predict_gives_labels_probabilities_and_identity(client, exported):
+    answer = client.post("/predict", json={"texts": TEXTS}).json()
+    manifest = json.loads((exported / MANIFEST).read_text())
+    assert len(answer["predictions"]) == 3
+    for p in answer["predictions"]:
+        assert set(p["probabilities"]) == set(manifest["label_names"])
+        assert abs(sum(p["probabilities"].values()) - 1) < 1e-4
+        assert p["label"] == max(p["probabilities"], key=p["probabilities"].get)
+    assert answer["model"]["labels"] == manifest["label_names"] and answer["model"]["backend"] == "int8"
+    assert answer["model"]["save_id"] == manifest["save_id"]
+
+
+def test_health_metadata_page_and_openapi(client):
+    assert client.get("/health").json()["status"] == "ok"
+    meta = client.get("/metadata").json()
+    assert meta["backend"] == "int8" and meta["maxlen"] >= 8 and meta["versions"]["ktrain"] == "0.41.4"
+    assert meta["limits"]["max_batch"] == 8 and "accuracy" in meta["scores"]
+    page = client.get("/").text
+    assert 'id="classify"' in page and "http://" not in page.replace("http://' + ", "")  # no CDN: nothing remote
+    assert "/predict" in client.get("/openapi.json").json()["paths"]
+    assert client.get("/docs").status_code == 200
+
+
+@pytest.mark.parametrize("body, status, words", [
+    (b"not json", 400, "not valid JSON"),
+    (b"{}", 422, "exactly one of"),
+    (b"[]", 422, "valid dictionary"),
+    (b'{"texts": []}', 422, "is empty"),
+    (b'{"texts": "one text"}', 422, "valid list"),
+    (b'{"texts": [1, 2]}', 422, "valid string"),
+    (b'{"texts": [null]}', 422, "valid string"),
+    (b'{"texts": ["   \\n\\t"]}', 422, "only whitespace"),
+    (b'{"texts": [""]}', 422, "only whitespace"),
+    (b'{"texts": ["a"], "extra": 1}', 422, "Extra inputs"),
+    (b'{"texts": ["a"], "pairs": [["a", "b"]]}', 422, "exactly one of"),
+    (b'{"pairs": [["only one"]]}', 422, "at least 2"),
+    (json.dumps({"texts": ["ok"] * 9}).encode(), 422, "at most 8"),
+    (json.dumps({"texts": ["x" * 201]}).encode(), 422, "over the limit of 200"),
+    (json.dumps({"texts": ["x" * 6000]}).encode(), 413, "over 5000 bytes"),
+])
+def test_bad_input_is_a_4xx_with_a_one_line_json_error(client, body, status, words):
+    response = client.post("/predict", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert words in error and "\n" not in error
+
+
+def test_pairs_and_single_texts_are_refused_where_they_do_not_fit(exported, tmp_path):
+    from fastapi.testclient import TestClient
+
+    for pairs, wrong, right in [(False, {"pairs": [["a b", "c d"]]}, {"texts": ["a b"]}),
+                                (True, {"texts": ["a b"]}, {"pairs": [["a b", "c d"]]})]:
+        folder = tmp_path / f"pairs-{pairs}"
+        shutil.copytree(exported, folder)
+        manifest = json.loads((folder / MANIFEST).read_text())
+        write_manifest(folder, manifest["label_names"], manifest["maxlen"], {"model_id": "x"}, kind="classifier",
+                       pairs=pairs, onnx_inputs=manifest["onnx_inputs"])
+        with TestClient(create_app(ServiceSettings(str(folder), reload_interval=0))) as c:
+            response = c.post("/predict", json=wrong)
+            assert response.status_code == 422
+            assert ("sentence pairs" if pairs else "single texts") in response.json()["error"]
+            assert c.post("/predict", json=right).status_code == 200
+
+
+def test_the_ktrain_backend_answers_like_the_int8_one(exported):
+    from fastapi.testclient import TestClient
+
+    with TestClient(create_app(ServiceSettings(str(exported), backend="ktrain", reload_interval=0))) as c:
+        answer = c.post("/predict", json={"texts": TEXTS}).json()
+    assert answer["model"]["backend"] == "ktrain" and len(answer["predictions"]) == 3
+
+
+def test_settings_are_checked_when_made():
+    from ktrain_recipes import RecipesError
+
+    with pytest.raises(RecipesError, match="--backend must be one of"):
+        ServiceSettings("x", backend="gpu")
+    with pytest.raises(RecipesError, match="--max-batch must be at least 1"):
+        ServiceSettings("x", max_batch=0)
+
+
+NO_TF = """
+import pickle, sys
+from pathlib import Path
+from fastapi.testclient import TestClient
+from ktrain_recipes.service import ServiceSettings, create_app
+with TestClient(create_app(ServiceSettings(sys.argv[1], reload_interval=0))) as c:
+    answer = c.post("/predict", json={"texts": ["i am happy"]}).json()
+assert answer["model"]["backend"] == "int8", answer
+assert "tensorflow" not in sys.modules, "the int8 service imported TensorFlow"
+print("ok")
+"""
+
+
+def test_the_int8_service_imports_no_tensorflow_and_never_runs_the_pickle(exported, tmp_path):
+    import pickle
+
+    from test_safe_loading import Payload, rehash
+
+    folder = tmp_path / "planted"
+    shutil.copytree(exported, folder)
+    marker = tmp_path / "marker"
+    (folder / "tf_model.preproc").write_bytes(pickle.dumps(Payload(str(marker))))
+    rehash(folder)
+    run = subprocess.run([sys.executable, "-c", NO_TF, str(folder)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
+    assert not marker.exists()
+
+
+def test_binding_beyond_loopback_warns(monkeypatch, exported, capsys):
+    import uvicorn
+
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)
+    assert cli.main(["serve", "--predictor", str(exported), "--host", "0.0.0.0"]) == 0
+    assert "no authentication" in capsys.readouterr().err
+    assert cli.main(["serve", "--predictor", str(exported)]) == 0
+    assert "no authentication" not in capsys.readouterr().err
+
+
+async def _load(url: str, n: int, concurrency: int, on_half=None, seconds: float = 120.0) -> list[dict]:
+    """n POSTs of one text each at a given concurrency; bounded in count and time."""
+    results: list[dict] = []
+    sem = asyncio.Semaphore(concurrency)
+    async with httpx.AsyncClient(timeout=30) as http:
+        async def one(i: int):
+            async with sem:
+                text = TEXTS[i % len(TEXTS)]
+                try:
+                    r = await http.post(url + "/predict", json={"texts": [text]})
+                    body = r.json()
+                except (httpx.HTTPError, ValueError) as exc:
+                    results.append({"i": i, "status": None, "error": str(exc)})
+                    return
+                results.append({"i": i, "text": text, "status": r.status_code, "body": body, "t": time.monotonic()})
+                if on_half and len(results) == n // 2:
+                    await asyncio.get_running_loop().run_in_executor(None, on_half)
+
+        await asyncio.wait_for(asyncio.gather(*(one(i) for i in range(n))), seconds)
+    return results
+
+
+def test_a_real_server_under_load_with_a_hot_swap(exported, twin, tmp_path):
+    from predictor_copies import save_copy
+    from servers import running
+
+    live = tmp_path / "live"
+    shutil.copytree(exported, live)
+    original = json.loads((exported / MANIFEST).read_text())["label_names"]
+    with running(["-m", "ktrain_recipes", "serve", "--predictor", str(live), "--reload-interval", "0.2"]) as (url, _):
+        expected = {t: p["label"] for t, p in zip(TEXTS, httpx.post(url + "/predict", json={"texts": TEXTS})
+                                                     .json()["predictions"])}
+        results = asyncio.run(_load(url, 2000, 32, on_half=lambda: save_copy(twin, live)))
+        time.sleep(1)
+        after = httpx.post(url + "/predict", json={"texts": TEXTS}).json()
+        # a broken save is not loaded: the service goes on with the last good one
+        (live / "tf_model.h5").write_bytes(b"broken")  # fails the manifest check
+        manifest = json.loads((live / MANIFEST).read_text())
+        (live / MANIFEST).write_text(json.dumps({**manifest, "save_id": "broken"}))
+        time.sleep(1)
+        still = httpx.post(url + "/predict", json={"texts": TEXTS})
+    assert len(results) == 2000
+    failures = [r for r in results if r["status"] != 200]
+    assert not failures, failures[:3]
+    assert all(r["body"]["predictions"][0]["label"] == expected[r["text"]] for r in results)  # never a mixed model
+    labels_seen = [tuple(r["body"]["model"]["labels"]) for r in sorted(results, key=lambda r: r["t"])]
+    assert labels_seen[0] == tuple(original) and labels_seen[-1] == tuple(reversed(original))
+    assert after["model"]["labels"] == list(reversed(original))
+    assert still.status_code == 200 and still.json()["model"]["labels"] == list(reversed(original))
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def test_the_web_page_in_a_real_browser(exported):
+    from playwright.sync_api import sync_playwright
+
+    from servers import running
+
+    if not CHROMIUM.exists():
+        pytest.fail("Debian's chromium is not installed: `apt-get install chromium` (make test does it)")
+    with running(["-m", "ktrain_recipes", "serve", "--predictor", str(exported)]) as (url, _):
+        expected = httpx.post(url + "/predict", json={"texts": [TEXTS[0]]}).json()["predictions"][0]["label"]
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=[
+                "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                "--no-first-run", "--disable-sync"])
+            page = browser.new_page()
+            remote = []
+            page.on("request", lambda r: remote.append(r.url) if not r.url.startswith(url) else None)
+            page.goto(url + "/")
+            page.fill("#text", TEXTS[0])
+            page.click("#classify")
+            page.wait_for_function("document.querySelector('#label').textContent.length > 0", timeout=15000)
+            label = page.text_content("#label")
+            bars = page.locator("#bars .row").count()
+            page.fill("#text", "   ")
+            page.click("#classify")
+            page.wait_for_function("document.querySelector('#error').textContent.length > 0", timeout=15000)
+            error = page.text_content("#error")
+            browser.close()
+    assert label == expected and bars == 6
+    assert "whitespace" in error
+    assert not remote  # every asset came from the service
+
+
+def test_the_openapi_schema_driven_pass_finds_no_5xx(exported):
+    import schemathesis
+    from hypothesis import HealthCheck, given, settings
+
+    app = create_app(ServiceSettings(str(exported), max_batch=16, reload_interval=0))
+    from fastapi.testclient import TestClient
+
+    with TestClient(app):  # starts the batcher
+        schema = schemathesis.openapi.from_asgi("/openapi.json", app)
+        statuses = []
+        for operation in schema.get_all_operations():
+            op = operation.ok()
+
+            @given(case=op.as_strategy())
+            @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+            def check(case):
+                response = case.call()
+                statuses.append(response.status_code)
+                assert response.status_code < 500, (case.body, response.text)
+
+            check()
+    assert len(statuses) >= 60 and any(s == 200 for s in statuses) and any(400 <= s < 500 for s in statuses)
