@@ -168,6 +168,15 @@ def build_parser() -> argparse.ArgumentParser:
                                                        "authentication, a warning is printed)")
     p.add_argument("--port", type=int, default=8000, help="port to listen on")
 
+    p = sub.add_parser("serve-bench", help="requests/s, latency and memory: ktrain's FAQ Flask app vs our service "
+                       "(ktrain and int8 backends)", formatter_class=fmt)
+    p.add_argument("--predictor", required=True, help="a predictor folder with its int8 ONNX model (see export)")
+    p.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64], help="concurrent clients, per level")
+    p.add_argument("--requests", type=int, default=400, help="requests per level (at least 10 per client)")
+    p.add_argument("--seconds", type=float, default=60.0, help="stop a level after this long")
+    p.add_argument("--out", default="docs", help="where serve_bench.json and serve_bench.md go")
+    p.add_argument("--assets", default="assets", help="where the chart serve_bench.png goes")
+
     p = sub.add_parser("bench", help="tutorial recipe vs default recipe, ktrain predictor vs int8 ONNX",
                        formatter_class=fmt)
     add_config_flags(p, only=["model", "limit", "eval_limit", "epochs", "seed", *DATA_FIELDS], limit=400, epochs=2)
@@ -272,6 +281,12 @@ def cmd_serve(args) -> None:
     serve(settings_from_args(args, ServiceSettings), host=args.host, port=args.port)
 
 
+def cmd_serve_bench(args) -> None:
+    from .serve_bench import run_serve_bench
+
+    run_serve_bench(args.predictor, args.out, args.assets, args.concurrency, args.requests, args.seconds)
+
+
 def cmd_models(args) -> None:
     from .models import list_models
 
@@ -282,7 +297,7 @@ def cmd_models(args) -> None:
 
 COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict, "export": cmd_export,
             "models": cmd_models, "compare": cmd_compare, "bench": cmd_bench, "ethics": cmd_ethics,
-            "distill": cmd_distill, "serve": cmd_serve}
+            "distill": cmd_distill, "serve": cmd_serve, "serve-bench": cmd_serve_bench}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -255,3 +255,19 @@ def test_the_openapi_schema_driven_pass_finds_no_5xx(exported):
 
             check()
     assert len(statuses) >= 60 and any(s == 200 for s in statuses) and any(400 <= s < 500 for s in statuses)
+
+
+def test_serve_bench_measures_all_three_servers(exported, tmp_path):
+    from ktrain_recipes.serve_bench import run_serve_bench
+
+    result = run_serve_bench(str(exported), out=str(tmp_path), assets=str(tmp_path), concurrencies=[1, 4],
+                             requests=20, seconds=30)
+    assert [r["server"] for r in result["servers"]] == ["a_flask_ktrain_faq", "b_service_ktrain", "c_service_int8"]
+    for row in result["servers"]:
+        assert row["rss_mb_at_rest"] > 50
+        assert [lv["concurrency"] for lv in row["levels"]] == [1, 4]
+        assert all(lv["requests"] >= 20 and lv["good_rps"] > 0 for lv in row["levels"])
+        if row["server"] != "a_flask_ktrain_faq":  # the FAQ app shares one tokenizer between threads: it may fail
+            assert all(lv["failures"] == 0 for lv in row["levels"])
+    assert (tmp_path / "serve_bench.png").stat().st_size > 1000
+    assert "| target |" in (tmp_path / "serve_bench.md").read_text()

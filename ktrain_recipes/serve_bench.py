@@ -1,0 +1,246 @@
+"""``serve-bench``: requests/s, latency percentiles and resident memory of three HTTP servers for one predictor,
+measured in one run on one machine:
+
+(a) ktrain's FAQ deployment: Flask around ``ktrain.load_predictor``, one text per ``GET /predict?text=``;
+(b) our service (``serve``) with the ktrain backend;
+(c) our service with the int8 ONNX backend and micro-batching.
+
+Each server runs in its own process on 127.0.0.1; the load comes from this process (httpx, asyncio), one text
+per request, bounded in count and in time.
+"""
+
+import argparse
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import compat  # noqa: F401
+from .errors import RecipesError
+
+SERVERS = {
+    "a_flask_ktrain_faq": "Flask + ktrain.load_predictor (ktrain FAQ)",
+    "b_service_ktrain": "our service, ktrain backend",
+    "c_service_int8": "our service, int8 ONNX + micro-batching",
+}
+TEXTS = ["i feel so happy and relaxed today", "i am terrified of what comes next", "i feel so alone and miserable",
+         "this makes me furious", "i was amazed to see how much had changed", "i love the way you laugh"]
+
+
+def flask_app(predictor: str, host: str, port: int) -> None:
+    """ktrain's FAQ deployment, as users copy it: a threaded Flask app, one text per GET."""
+    import ktrain
+    from flask import Flask, jsonify, request
+
+    model = ktrain.load_predictor(predictor)
+    app = Flask(__name__)
+
+    @app.route("/predict", methods=["GET"])
+    def predict():
+        return jsonify({"prediction": model.predict(request.args.get("text"))})
+
+    app.run(host=host, port=port, threaded=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _command(name: str, predictor: str, port: int) -> list[str]:
+    if name == "a_flask_ktrain_faq":
+        return [sys.executable, "-m", "ktrain_recipes.serve_bench", "flask", predictor, str(port)]
+    backend = "ktrain" if name == "b_service_ktrain" else "int8"
+    return [sys.executable, "-m", "ktrain_recipes", "serve", "--predictor", predictor, "--backend", backend,
+            "--host", "127.0.0.1", "--port", str(port), "--reload-interval", "0"]
+
+
+def _request(name: str, url: str, http, text: str):
+    if name == "a_flask_ktrain_faq":
+        return http.get(url + "/predict", params={"text": text})
+    return http.post(url + "/predict", json={"texts": [text]})
+
+
+async def _level(name: str, url: str, concurrency: int, n: int, seconds: float) -> dict:
+    """``n`` requests at ``concurrency`` (stopping early after ``seconds``): rps, latency percentiles, failures."""
+    import httpx
+
+    latencies: list[float] = []
+    failures = 0
+    end = time.perf_counter() + seconds
+    counter = iter(range(n))
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(timeout=30, limits=limits) as http:
+        async def worker():
+            nonlocal failures
+            for i in counter:
+                if time.perf_counter() > end:
+                    return
+                start = time.perf_counter()
+                try:
+                    response = await _request(name, url, http, TEXTS[i % len(TEXTS)])
+                    ok = response.status_code == 200
+                except httpx.HTTPError:
+                    ok = False
+                if ok:
+                    latencies.append(time.perf_counter() - start)
+                else:
+                    failures += 1
+
+        start = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        wall = time.perf_counter() - start
+    ms = np.array(latencies) * 1000 if latencies else np.array([np.nan])
+    return {"concurrency": concurrency, "requests": len(latencies) + failures, "failures": failures,
+            "good_rps": round(len(latencies) / wall, 1), "p50_ms": round(float(np.percentile(ms, 50)), 2),
+            "p95_ms": round(float(np.percentile(ms, 95)), 2), "p99_ms": round(float(np.percentile(ms, 99)), 2)}
+
+
+def _wait_ready(name: str, url: str, proc: subprocess.Popen, timeout: float = 180) -> None:
+    import httpx
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise RecipesError(f"{name} exited with {proc.returncode} before answering")
+        try:
+            response = _request(name, url, httpx, TEXTS[0])
+            if response.status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    raise RecipesError(f"{name} did not answer within {timeout} s")
+
+
+def bench_server(name: str, predictor: str, concurrencies: list[int], requests: int, seconds: float) -> dict:
+    """Start one server, warm it up, read its resident memory at rest, then load it at each concurrency."""
+    import psutil
+
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen(_command(name, predictor, port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_ready(name, url, proc)
+        asyncio.run(_level(name, url, 4, 100, 30))  # warm-up: graphs built, caches filled
+        time.sleep(1)
+        rss = psutil.Process(proc.pid).memory_info().rss
+        rss += sum(c.memory_info().rss for c in psutil.Process(proc.pid).children(recursive=True))
+        levels = []
+        for c in concurrencies:
+            levels.append(asyncio.run(_level(name, url, c, max(requests, 10 * c), seconds)))
+            print(f"{name} c={c}: {levels[-1]}", file=sys.stderr)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return {"server": name, "what": SERVERS[name], "rss_mb_at_rest": round(rss / 1e6, 1), "levels": levels}
+
+
+def run_serve_bench(predictor: str, out: str = "docs", assets: str = "assets", concurrencies=(1, 8, 32, 64),
+                    requests: int = 400, seconds: float = 60.0) -> dict:
+    """Bench the three servers (see the module's docstring); write serve_bench.json/.md and a chart."""
+    from .loading import load_checked_predictor  # noqa: F401  (fail early on a bad folder)
+    from .saving import ONNX_INT8, read_manifest
+
+    if ONNX_INT8 not in read_manifest(predictor)["files"]:
+        raise RecipesError(f"'{predictor}' has no int8 ONNX model: run `ktrain-recipes export --predictor "
+                           f"{predictor}` first")
+    rows = [bench_server(name, predictor, list(concurrencies), requests, seconds) for name in SERVERS]
+    result = {"predictor": str(predictor), "requests_per_level": requests, "seconds_per_level": seconds,
+              "cpu": _cpu(), "servers": rows, "targets": targets(rows)}
+    Path(out).mkdir(parents=True, exist_ok=True)
+    Path(out, "serve_bench.json").write_text(json.dumps(result, indent=2))
+    Path(out, "serve_bench.md").write_text(markdown(result))
+    Path(assets).mkdir(parents=True, exist_ok=True)
+    chart(rows, Path(assets, "serve_bench.png"))
+    print(markdown(result))
+    return result
+
+
+def _cpu() -> str:
+    import os
+    import platform
+
+    model = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores, {model}"
+
+
+def _at(row: dict, c: int) -> dict:
+    return next(level for level in row["levels"] if level["concurrency"] == c)
+
+
+def targets(rows: list[dict]) -> dict:
+    """The issue's targets, from this run's figures."""
+    a, _, c = rows
+    out = {}
+    if any(level["concurrency"] == 32 for level in a["levels"]):
+        ratio = _at(c, 32)["good_rps"] / max(_at(a, 32)["good_rps"], 1e-9)
+        out["c32_rps_ratio_c_over_a"] = {"value": round(ratio, 1), "target": ">= 25", "met": ratio >= 25}
+        out["c32_p99_ms_c"] = {"value": _at(c, 32)["p99_ms"], "target": "<= 100", "met": _at(c, 32)["p99_ms"] <= 100}
+    if any(level["concurrency"] == 1 for level in c["levels"]):
+        out["c1_p50_ms_c"] = {"value": _at(c, 1)["p50_ms"], "target": "<= 5", "met": _at(c, 1)["p50_ms"] <= 5}
+    mem = c["rss_mb_at_rest"] / a["rss_mb_at_rest"]
+    out["rss_ratio_c_over_a"] = {"value": round(mem, 2), "target": "<= 0.33", "met": mem <= 1 / 3}
+    return out
+
+
+def markdown(result: dict) -> str:
+    lines = ["| server | RSS at rest (MB) | concurrency | good req/s | p50 ms | p95 ms | p99 ms | failures |",
+             "|---|---|---|---|---|---|---|---|"]
+    for row in result["servers"]:
+        for i, level in enumerate(row["levels"]):
+            head = f"{row['what']} | {row['rss_mb_at_rest']}" if i == 0 else " | "
+            lines.append(f"| {head} | {level['concurrency']} | {level['good_rps']} | {level['p50_ms']} | "
+                         f"{level['p95_ms']} | {level['p99_ms']} | {level['failures']}/{level['requests']} |")
+    lines += ["", "| target | this run | goal | met |", "|---|---|---|---|"]
+    for name, t in result["targets"].items():
+        lines.append(f"| {name} | {t['value']} | {t['target']} | {'yes' if t['met'] else 'no'} |")
+    return "\n".join(lines) + "\n"
+
+
+def chart(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    for row in rows:
+        cs = [level["concurrency"] for level in row["levels"]]
+        left.plot(cs, [level["good_rps"] for level in row["levels"]], marker="o", label=row["what"])
+        right.plot(cs, [level["p99_ms"] for level in row["levels"]], marker="o", label=row["what"])
+    for ax, title in [(left, "good requests/s (one text each)"), (right, "p99 latency (ms)")]:
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("concurrent clients")
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+    left.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+if __name__ == "__main__":  # the Flask baseline runs as its own process: python -m ktrain_recipes.serve_bench flask
+    parser = argparse.ArgumentParser()
+    parser.add_argument("server", choices=["flask"])
+    parser.add_argument("predictor")
+    parser.add_argument("port", type=int)
+    args = parser.parse_args()
+    flask_app(args.predictor, "127.0.0.1", args.port)
