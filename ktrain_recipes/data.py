@@ -330,4 +330,5 @@ def read_texts(path: str | os.PathLike, encoding: str = "utf-8", pair_column: st
         return table
     if pair_column:
         raise RecipesError(f"{path}: text pairs need a .csv with a text and a {pair_column} column")
-    return pd.DataFrame({"text": [line for line in content.splitlines() if line.strip()]})
+    lines = (line.removesuffix("\r") for line in content.split("\n"))  # not splitlines: U+2028 is inside a text
+    return pd.DataFrame({"text": [line for line in lines if line.strip()]})

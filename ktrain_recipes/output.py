@@ -10,9 +10,14 @@ import sys
 import numpy as np
 
 
+_LINE_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # what str.splitlines also breaks at
+
+
 def _escape(text: str) -> str:
-    """Keep one prediction per line: tabs and newlines inside a text are written as \\t and \\n."""
-    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+    """Keep one prediction per line: tabs and newlines inside a text are written as \\t and \\n, and the other
+    characters that split lines (form feed, U+0085, U+2028, ...) as \\uXXXX."""
+    text = text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+    return "".join(f"\\u{ord(c):04x}" if c in _LINE_BREAKS else c for c in text)
 
 
 def format_predictions(texts: list[str], probs: np.ndarray, label_names: list[str], fmt: str = "text",
@@ -25,15 +30,7 @@ def format_predictions(texts: list[str], probs: np.ndarray, label_names: list[st
       table: the input CSV as a DataFrame; its columns are kept in CSV and JSON output.
     """
     labels = [label_names[i] for i in probs.argmax(axis=1)]
-    records = []
-    for i, (text, label) in enumerate(zip(texts, labels)):
-        row = dict(table.iloc[i]) if table is not None else {"text": text}
-        if isinstance(text, tuple) and table is None:
-            row = {"text": text[0], "pair": text[1]}
-        row["label"] = label
-        if proba or fmt == "csv":
-            row.update({f"p_{n}": round(float(p), 6) for n, p in zip(label_names, probs[i])})
-        records.append(row)
+    records = prediction_records(texts, probs, label_names, proba or fmt == "csv", table)
     if fmt == "json":
         return json.dumps(records, indent=2, ensure_ascii=False) + "\n"
     if fmt == "csv":
@@ -48,6 +45,20 @@ def format_predictions(texts: list[str], probs: np.ndarray, label_names: list[st
         shown = " ||| ".join(text) if isinstance(text, tuple) else text
         lines.append(f"{label}\t{probs_part}{_escape(shown)}")
     return "\n".join(lines) + "\n"
+
+
+def prediction_records(texts: list, probs: np.ndarray, label_names: list[str], proba: bool, table=None) -> list[dict]:
+    """One dict per text: the input's columns (or text, and pair), the label, and with ``proba`` p_<label>."""
+    records = []
+    for i, text in enumerate(texts):
+        row = dict(table.iloc[i]) if table is not None else {"text": text}
+        if isinstance(text, tuple) and table is None:
+            row = {"text": text[0], "pair": text[1]}
+        row["label"] = label_names[int(probs[i].argmax())]
+        if proba:
+            row.update({f"p_{n}": round(float(p), 6) for n, p in zip(label_names, probs[i])})
+        records.append(row)
+    return records
 
 
 def write_predictions(texts, probs, label_names, fmt="text", proba=False, output=None, table=None) -> None:

@@ -1,0 +1,119 @@
+"""Score a corpus on a Ray cluster (or a local Ray) with Ray Data: the one adapter to a cluster engine.
+
+Ray Data reads the input in blocks; an actor pool runs ``map_batches`` with the int8 ONNX predictor (one model
+load per actor, no TensorFlow in the workers); the driver receives the scored batches in input order
+(``preserve_order``) and writes them with the same writer as the single-process path. The same code runs
+locally (``ray.init(num_cpus=...)``) and on a cluster (``--ray-address``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .errors import RecipesError
+from .streaming import PredictionWriter, check_input, input_format, output_format
+
+ERROR_COLUMN = "__error"
+
+
+class _Scorer:
+    """One per actor: loads the int8 model once, then scores pandas batches."""
+
+    def __init__(self, folder: str, pair_column: str | None):
+        from .onnx_inference import load_int8_predictor
+
+        self.model = load_int8_predictor(folder)
+        self.pair_column = pair_column
+
+    def __call__(self, batch):
+        from .prediction import _is_blank, classify
+
+        texts = list(zip(batch["text"], batch[self.pair_column])) if self.pair_column else list(batch["text"])
+        bad = [not all(isinstance(p, str) and not _is_blank(p) for p in (t if isinstance(t, tuple) else (t,)))
+               for t in texts]
+        good = [t for t, b in zip(texts, bad) if not b]
+        probs = np.full((len(texts), len(self.model.classes)), np.nan, dtype=np.float32)
+        if good:
+            # the same call, on the same chunk, as the single-process path: int8 results depend on which texts
+            # share a model call (activations are quantized per call), so equal chunks give equal answers
+            probs[~np.array(bad)] = classify(self.model, good, proba=True)
+        batch = batch.copy()
+        for i, name in enumerate(self.model.classes):
+            batch[f"p_{name}"] = probs[:, i]
+        batch[ERROR_COLUMN] = bad
+        return batch
+
+
+def _read(path: Path):
+    import ray
+
+    fmt = input_format(path)
+    if fmt == "parquet":
+        return ray.data.read_parquet(str(path))
+    if fmt == "csv":
+        return ray.data.read_csv(str(path))
+    if fmt == "jsonl":
+        return ray.data.read_json(str(path), lines=True)
+    ds = ray.data.read_text(str(path))
+    return ds.filter(lambda row: bool(row["text"].strip()))  # as the single-process reader: blank lines skipped
+
+
+def predict_with_ray(folder: str | os.PathLike, path: str | os.PathLike, output: str, fmt: str = "csv",
+                     proba: bool = True, pair_column: str | None = None, address: str | None = None,
+                     num_cpus: int | None = None, actors: int | None = None, chunk_size: int = 10_000) -> int:
+    """Classify a file with Ray Data and write the predictions to ``output`` in input order; return the count.
+
+    Args:
+      folder: a predictor folder with its int8 ONNX model (``export``).
+      path: .txt, .csv, .jsonl or .parquet, with a ``text`` column (and ``pair_column`` for pairs).
+      output: the file to write (.parquet, .csv, .jsonl, or --format).
+      address: a Ray cluster's address; None starts a local Ray with ``num_cpus`` CPUs.
+      actors: how many model actors (default: the CPUs Ray reports).
+    """
+    import ray
+
+    from .onnx_inference import load_int8_predictor
+
+    model = load_int8_predictor(folder)  # fail early, in the driver, on a folder without its int8 model
+    path = check_input(path)
+    fmt = output_format(fmt, output)
+    writer = PredictionWriter(output, fmt, model.classes, proba)
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address=address, num_cpus=None if address else (num_cpus or os.cpu_count()),
+                 include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        ray.data.DataContext.get_current().execution_options.preserve_order = True
+        ray.data.DataContext.get_current().enable_progress_bars = False
+        ds = _read(path)
+        # one CPU per model actor, and one left for reading blocks: without it the reads wait for the actors and
+        # the actors for the reads
+        n_actors = actors or max(1, int(ray.cluster_resources().get("CPU", 2)) - 1)
+        scored = ds.map_batches(_Scorer, fn_constructor_args=(str(folder), pair_column), batch_format="pandas",
+                                batch_size=chunk_size, num_cpus=1, compute=ray.data.ActorPoolStrategy(size=n_actors))
+        rows = 0
+        for batch in scored.iter_batches(batch_format="pandas", batch_size=None):
+            if batch[ERROR_COLUMN].any():
+                bad = int(np.argmax(batch[ERROR_COLUMN].to_numpy()))
+                raise RecipesError(f"{path}: row {rows + bad + 1} is empty, only whitespace or not text: fix or "
+                                   "remove it")
+            probs = batch[[f"p_{n}" for n in model.classes]].to_numpy()
+            table = batch.drop(columns=[ERROR_COLUMN, *[f"p_{n}" for n in model.classes]])
+            texts = list(zip(table["text"], table[pair_column])) if pair_column else list(table["text"])
+            writer.write(texts, probs, table if input_format(path) != "txt" else None)
+            rows += len(batch)
+        if rows == 0:
+            raise RecipesError(f"{path} holds no text to classify")
+        writer.close()
+    except BaseException:
+        writer.abort()
+        raise
+    finally:
+        if started:
+            ray.shutdown()
+    print(f"ray: {rows} texts, {n_actors} model actor(s)", file=sys.stderr)
+    return rows

@@ -1,0 +1,267 @@
+"""Score a file of any size in constant memory: read it in chunks, classify each chunk, write as you go.
+
+``.txt`` (one text per line, split on newlines only), ``.csv``, ``.jsonl`` and ``.parquet`` are read in chunks
+of ``chunk_size`` rows; the output keeps the input's order and columns and is written beside ``--output``, then
+renamed into place, so a kill part-way leaves no half-written output. ``ray_scoring`` runs the same steps on
+Ray Data.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from .errors import RecipesError
+
+INPUT_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".parquet": "parquet"}  # anything else: one text per line
+
+
+def input_format(path: Path) -> str:
+    return INPUT_FORMATS.get(path.suffix.lower(), "txt")
+
+
+def check_input(path: str | os.PathLike) -> Path:
+    """Refuse, in one line, an input that is not a regular readable file."""
+    path = Path(path)
+    if path.is_dir():
+        raise RecipesError(f"--input '{path}' is a folder: give a .txt (one text per line), .csv, .jsonl or .parquet")
+    if not path.exists():
+        raise RecipesError(f"input file '{path}' does not exist")
+    if not path.is_file():
+        raise RecipesError(f"--input '{path}' is not a regular file (a pipe or a device?): give a file")
+    return path
+
+
+def count_rows(path: Path) -> int | None:
+    """Rows in the input, for the progress bar (lines for text formats, less a CSV's header)."""
+    if input_format(path) == "parquet":
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(path).metadata.num_rows
+    lines = 0
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            lines += block.count(b"\n")
+    return max(lines - (input_format(path) == "csv"), 0) or None
+
+
+def read_chunks(path: str | os.PathLike, encoding: str = "utf-8", pair_column: str | None = None,
+                chunk_size: int = 10_000) -> Iterator:
+    """Yield the input as pandas DataFrames of at most ``chunk_size`` rows, each with a ``text`` column."""
+    import pandas as pd
+
+    path = check_input(path)
+    fmt = input_format(path)
+    if pair_column and fmt == "txt":
+        raise RecipesError(f"{path}: text pairs need a .csv, .jsonl or .parquet with a text and a {pair_column} column")
+    try:
+        if fmt == "txt":
+            yield from _text_chunks(path, encoding, chunk_size)
+            return
+        if fmt == "csv":
+            chunks = pd.read_csv(path, chunksize=chunk_size, dtype=str, keep_default_na=False, encoding=encoding)
+        elif fmt == "jsonl":
+            chunks = pd.read_json(path, lines=True, chunksize=chunk_size, dtype=False, encoding=encoding)
+        else:
+            import pyarrow.parquet as pq
+
+            chunks = (b.to_pandas() for b in pq.ParquetFile(path).iter_batches(batch_size=chunk_size))
+        start = 0
+        for chunk in chunks:
+            _check_columns(path, chunk, pair_column, start)
+            yield chunk.reset_index(drop=True)
+            start += len(chunk)
+    except RecipesError:
+        raise
+    except UnicodeDecodeError as exc:
+        raise RecipesError(f"{path}: not valid {encoding} ({exc.reason}): give its encoding with --encoding") from None
+    except Exception as exc:  # pandas and pyarrow raise many parser error types
+        raise RecipesError(f"{path}: cannot be read as {fmt} ({str(exc).splitlines()[0][:200]})") from None
+
+
+def _text_chunks(path: Path, encoding: str, chunk_size: int) -> Iterator:
+    import pandas as pd
+
+    try:
+        f = open(path, encoding=encoding, newline="\n")  # lines end at \n only, not at U+2028, U+0085 or \f
+    except LookupError:
+        raise RecipesError(f"unknown --encoding {encoding!r}: try utf-8 or latin-1") from None
+    with f:
+        lines: list[str] = []
+        for line in f:
+            line = line.rstrip("\n").removesuffix("\r")
+            if line.strip():
+                lines.append(line)
+            if len(lines) == chunk_size:
+                yield pd.DataFrame({"text": lines})
+                lines = []
+        if lines:
+            yield pd.DataFrame({"text": lines})
+
+
+def _check_columns(path: Path, chunk, pair_column: str | None, start: int) -> None:
+    for column in ["text"] + ([pair_column] if pair_column else []):
+        if column not in chunk.columns:
+            raise RecipesError(f"{path}: no '{column}' column (has: {', '.join(map(str, chunk.columns))})")
+        bad = [i for i, v in enumerate(chunk[column]) if not isinstance(v, str)]
+        if bad:
+            value = chunk[column].iloc[bad[0]]
+            raise RecipesError(f"{path}: row {start + bad[0] + 1} has a {type(value).__name__} in '{column}', not a "
+                               "string: give plain text in that column")
+    if "label" in chunk.columns:
+        raise RecipesError(f"{path}: the input has a 'label' column, which the predictions would overwrite: rename it")
+
+
+def texts_of(chunk, pair_column: str | None) -> list:
+    return list(zip(chunk["text"], chunk[pair_column])) if pair_column else list(chunk["text"])
+
+
+class PredictionWriter:
+    """Writes prediction records in order, to a file beside ``output`` renamed into place by ``close``
+    (or to stdout). Formats: text (label TAB text), json (one list), jsonl, csv, parquet."""
+
+    def __init__(self, output: str | os.PathLike | None, fmt: str, label_names: list[str], proba: bool):
+        self.fmt, self.names, self.proba = fmt, list(label_names), proba
+        self.output = Path(output) if output else None
+        self.rows = 0
+        if self.output is not None:
+            if self.output.is_dir():
+                raise RecipesError(f"--output '{self.output}' is a folder: give a file name")
+            parent = self.output.absolute().parent
+            if not parent.is_dir() or not os.access(parent, os.W_OK):
+                raise RecipesError(f"cannot write '{self.output}': its folder does not exist or is not writable")
+            self.partial = parent / f".{self.output.name}.partial-{os.getpid()}"
+        self._file = None
+        self._csv = None
+        self._parquet = None
+
+    def _open(self):
+        if self.output is None:
+            return sys.stdout
+        return open(self.partial, "w", encoding="utf-8", newline="")
+
+    def write(self, texts: list, probs: np.ndarray, table=None) -> None:
+        from .output import _escape, prediction_records
+
+        records = prediction_records(texts, probs, self.names, self.proba or self.fmt in ("csv", "parquet"), table)
+        if self.fmt == "parquet":
+            import pandas as pd
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            batch = pa.Table.from_pandas(pd.DataFrame(records), preserve_index=False)
+            if self._parquet is None:
+                self._parquet = pq.ParquetWriter(self.partial, batch.schema)
+            self._parquet.write_table(batch)
+        else:
+            if self._file is None:
+                self._file = self._open()
+                if self.fmt == "json":
+                    self._file.write("[\n")
+            f = self._file
+            if self.fmt == "csv":
+                if self._csv is None:
+                    self._csv = csv.DictWriter(f, fieldnames=list(records[0]))
+                    self._csv.writeheader()
+                self._csv.writerows(records)
+            elif self.fmt in ("json", "jsonl"):
+                for i, record in enumerate(records):
+                    text = json.dumps(record, ensure_ascii=False)
+                    if self.fmt == "json":
+                        text = ("  " if self.rows + i == 0 else ",\n  ") + text
+                    f.write(text if self.fmt == "json" else text + "\n")
+            else:
+                for text, record in zip(texts, records):
+                    shown = " ||| ".join(text) if isinstance(text, tuple) else text
+                    part = "\t".join(f"{n}={record[f'p_{n}']:.3f}" for n in self.names) + "\t" if self.proba else ""
+                    f.write(f"{record['label']}\t{part}{_escape(shown)}\n")
+        self.rows += len(records)
+
+    def close(self) -> None:
+        """Finish the file and rename it into place."""
+        if self._parquet is not None:
+            self._parquet.close()
+        if self._file is None and self._parquet is None and self.fmt != "parquet":
+            self._file = self._open()
+            if self.fmt == "json":
+                self._file.write("[")
+        if self._file is not None:
+            if self.fmt == "json":
+                self._file.write("\n]\n")
+            if self._file is not sys.stdout:
+                self._file.close()
+        if self.output is not None:
+            os.replace(self.partial, self.output)
+
+    def abort(self) -> None:
+        """Drop the partial file: nothing is left at, or beside, ``output``."""
+        for handle in (self._file, self._parquet):
+            try:
+                if handle is not None and handle is not sys.stdout:
+                    handle.close()
+            except Exception:  # noqa: BLE001  (closing a half-written file while already failing)
+                pass
+        if self.output is not None:
+            self.partial.unlink(missing_ok=True)
+
+
+def output_format(fmt: str, output: str | None) -> str:
+    """The output format: from ``--output``'s suffix (.parquet, .jsonl, .csv), else ``--format``."""
+    suffix = Path(output).suffix.lower() if output else ""
+    return {".parquet": "parquet", ".jsonl": "jsonl", ".csv": "csv"}.get(suffix, fmt)
+
+
+def predict_file(predictor, path: str | os.PathLike, output: str | None = None, fmt: str = "text",
+                 proba: bool = False, encoding: str = "utf-8", pair_column: str | None = None,
+                 chunk_size: int = 10_000, progress: bool = True) -> int:
+    """Classify every text of a file, chunk by chunk, writing as it goes; return the number of texts.
+
+    Memory holds one chunk at a time. A bad row is reported with its row number; the partial output is removed.
+    """
+    from tqdm.auto import tqdm
+
+    from .prediction import as_classifier, classify
+
+    model = as_classifier(predictor)
+    path = check_input(path)
+    fmt = output_format(fmt, output)
+    if fmt == "parquet" and not output:
+        raise RecipesError("parquet output needs --output FILE.parquet")
+    writer = PredictionWriter(output, fmt, model.classes, proba)
+    bar = tqdm(total=count_rows(path), unit="texts", file=sys.stderr, disable=not progress, dynamic_ncols=True)
+    start = 0
+    try:
+        for chunk in read_chunks(path, encoding, pair_column, chunk_size):
+            texts = texts_of(chunk, pair_column)
+            try:
+                probs = classify(model, texts, proba=True)
+            except RecipesError as exc:
+                raise RecipesError(_shift_row(str(exc), start, path)) from None
+            writer.write(texts, probs, chunk if input_format(path) != "txt" else None)
+            start += len(texts)
+            bar.update(len(texts))
+        if start == 0:
+            raise RecipesError(f"{path} holds no text to classify")
+        writer.close()
+    except BaseException:
+        writer.abort()
+        raise
+    finally:
+        bar.close()
+    return start
+
+
+def _shift_row(message: str, start: int, path: Path) -> str:
+    """check_texts numbers texts within a chunk from 0: name the file's row (from 1) instead."""
+    import re
+
+    match = re.match(r"text (\d+) (.*)", message)
+    if not match:
+        return message
+    return f"{path}: row {start + int(match.group(1)) + 1} {match.group(2)}"

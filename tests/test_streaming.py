@@ -1,0 +1,136 @@
+"""predict --input streams files in chunks (constant memory, order and columns kept, nothing half-written), and
+--engine ray gives the single process's answers."""
+
+import csv
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ktrain_recipes import RecipesError, cli
+from ktrain_recipes.onnx_inference import load_int8_predictor
+from ktrain_recipes.streaming import predict_file, read_chunks
+
+
+@pytest.fixture(scope="module")
+def texts(emotion):
+    return emotion.texts("validation")[:300]
+
+
+def test_every_format_streams_in_order_with_its_columns(exported, texts, tmp_path):
+    model = load_int8_predictor(exported)
+    table = pd.DataFrame({"id": [str(i) for i in range(len(texts))], "text": texts})
+    table.to_csv(tmp_path / "in.csv", index=False)
+    table.to_json(tmp_path / "in.jsonl", orient="records", lines=True)
+    table.to_parquet(tmp_path / "in.parquet")
+    (tmp_path / "in.txt").write_text("\n".join(texts) + "\n")
+    outputs = {}
+    for name in ["in.csv", "in.jsonl", "in.parquet", "in.txt"]:
+        out = tmp_path / f"out-{name}.csv"
+        assert predict_file(model, tmp_path / name, str(out), proba=True, chunk_size=64, progress=False) == 300
+        outputs[name] = pd.read_csv(out, dtype={"id": str}, keep_default_na=False)
+    reference = outputs["in.csv"]
+    assert list(reference["id"]) == list(table["id"]) and list(reference["text"]) == texts
+    for name, frame in outputs.items():
+        assert list(frame["label"]) == list(reference["label"]), name
+        assert list(frame["text"]) == texts
+    assert "id" in outputs["in.parquet"].columns and "id" not in outputs["in.txt"].columns
+    out = tmp_path / "out.parquet"
+    predict_file(model, tmp_path / "in.parquet", str(out), chunk_size=64, progress=False)
+    assert list(pd.read_parquet(out)["label"]) == list(reference["label"])
+    out = tmp_path / "out.json"
+    predict_file(model, tmp_path / "in.csv", str(out), fmt="json", chunk_size=64, progress=False)
+    assert [r["label"] for r in json.loads(out.read_text())] == list(reference["label"])
+
+
+def test_lines_split_on_newlines_only(exported, tmp_path, capsys):
+    (tmp_path / "in.txt").write_text("one\u2028still one\ntwo\x0cstill two\r\nthree\x85still three\n\n")
+    assert cli.main(["predict", "--predictor", str(exported), "--int8", "--input", str(tmp_path / "in.txt")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3 and lines[0].endswith("one\\u2028still one")  # escaped: one prediction per line
+
+
+@pytest.mark.parametrize("content, name, words", [
+    ('{"text": {"body": "hi"}}\n', "in.jsonl", "row 1 has a dict in 'text'"),
+    ("text,label\nhello,joy\n", "in.csv", "has a 'label' column"),
+    ("id,body\n1,hello\n", "in.csv", "no 'text' column"),
+    ('text\nfine\n"   "\n', "in.csv", "row 2 is empty"),
+])
+def test_bad_rows_are_named_and_nothing_is_written(exported, tmp_path, capsys, content, name, words):
+    (tmp_path / name).write_text(content)
+    out = tmp_path / "out.csv"
+    assert cli.main(["predict", "--predictor", str(exported), "--int8", "--input", str(tmp_path / name),
+                     "--output", str(out)]) == 1
+    assert words in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # no output, no partial file
+
+
+def test_output_problems_are_found_before_the_work(exported, tmp_path, capsys):
+    (tmp_path / "in.txt").write_text("hello\n")
+    for output in [tmp_path / "missing" / "out.csv", tmp_path]:
+        assert cli.main(["predict", "--predictor", str(exported), "--int8", "--input", str(tmp_path / "in.txt"),
+                         "--output", str(output)]) == 1
+        assert "error:" in capsys.readouterr().err
+
+
+MEMORY = """
+import resource, sys
+from ktrain_recipes.onnx_inference import load_int8_predictor
+from ktrain_recipes.streaming import predict_file
+model = load_int8_predictor(sys.argv[1])
+predict_file(model, sys.argv[2], sys.argv[3], fmt="csv", proba=True, chunk_size=2000, progress=False)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def test_memory_does_not_grow_with_the_file(exported, texts, tmp_path):
+    peaks = {}
+    for n in (20_000, 200_000):
+        path = tmp_path / f"in-{n}.txt"
+        with open(path, "w") as f:
+            for i in range(n):
+                f.write(texts[i % len(texts)] + "\n")
+        run = subprocess.run([sys.executable, "-c", MEMORY, str(exported), str(path), str(tmp_path / f"out-{n}.csv")],
+                             capture_output=True, text=True, timeout=900)
+        assert run.returncode == 0, run.stderr[-2000:]
+        peaks[n] = int(run.stdout.split()[-1]) / 1024  # MB
+        with open(tmp_path / f"out-{n}.csv") as f:
+            assert sum(1 for _ in csv.reader(f)) == n + 1
+    assert peaks[200_000] < peaks[20_000] + 60, peaks  # 10x the texts, within 60 MB of the same peak
+
+
+def test_ray_gives_the_single_process_answers(exported, texts, tmp_path):
+    from ktrain_recipes.ray_scoring import predict_with_ray
+
+    table = pd.DataFrame({"id": [str(i) for i in range(len(texts))], "text": texts})
+    table.to_csv(tmp_path / "in.csv", index=False)
+    model = load_int8_predictor(exported)
+    predict_file(model, tmp_path / "in.csv", str(tmp_path / "one.csv"), proba=True, chunk_size=100, progress=False)
+    assert predict_with_ray(str(exported), tmp_path / "in.csv", str(tmp_path / "ray.csv"), proba=True,
+                            num_cpus=2, chunk_size=100) == 300
+    one = pd.read_csv(tmp_path / "one.csv", dtype={"id": str})
+    ray_ = pd.read_csv(tmp_path / "ray.csv", dtype={"id": str})
+    assert list(ray_["id"]) == list(one["id"])  # order kept
+    assert list(ray_["label"]) == list(one["label"])
+    p = [c for c in one.columns if c.startswith("p_")]
+    # int8 quantizes activations per model call, so a text's probabilities move slightly with its batch
+    # company (Ray's blocks split batches elsewhere): labels agree, probabilities to 1e-4
+    assert np.abs(ray_[p].to_numpy() - one[p].to_numpy()).max() < 1e-4
+    bad = table.copy()
+    bad.loc[123, "text"] = "   "
+    bad.to_csv(tmp_path / "bad.csv", index=False)
+    with pytest.raises(RecipesError, match="row 124 is empty"):
+        predict_with_ray(str(exported), tmp_path / "bad.csv", str(tmp_path / "bad-out.csv"), num_cpus=2)
+    assert not (tmp_path / "bad-out.csv").exists()
+
+
+def test_read_chunks_refuses_what_is_not_a_file(tmp_path):
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(RecipesError, match="not a regular file"):
+        list(read_chunks(fifo))
