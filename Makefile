@@ -22,10 +22,12 @@ $(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
 	$(BIN)/pip install --quiet -r requirements-dev.txt -c constraints.txt
 	touch $@
 
-# The browser test drives Debian's chromium: Playwright cannot download its own browser without network access.
-CHROMIUM := /usr/bin/chromium
-$(CHROMIUM):
-	apt-get install -y --no-install-recommends chromium || (apt-get update && apt-get install -y --no-install-recommends chromium)
+# Debian packages the tests use: chromium for the browser test (Playwright cannot download its own browser
+# without network access) and wrk, serve-bench's load generator.
+SYSTEM := /usr/bin/chromium /usr/bin/wrk
+$(SYSTEM):
+	apt-get install -y --no-install-recommends chromium wrk || \
+		(apt-get update && apt-get install -y --no-install-recommends chromium wrk)
 
 # Fine-tune MiniLM on a 1,600-text slice of emotion (a few minutes on a CPU), then use the predictor.
 # Batch 8 x 3 epochs = 600 weight updates: a batch of 32 on so few texts under-trains (docs/results.md).
@@ -43,7 +45,7 @@ lint: $(VENV)/.installed-dev
 # All tests, then every notebook in smoke mode: tests/tiny_models.py builds tiny random models and writes the
 # overrides that the notebooks' one `kr.ci_overrides(config)` line reads from $KTRAIN_RECIPES_SMOKE.
 SMOKE := $(KTRAIN_RECIPES_CACHE)/smoke.json
-test: $(VENV)/.installed-dev $(CHROMIUM) lint
+test: $(VENV)/.installed-dev $(SYSTEM) lint
 	$(BIN)/python -m pytest tests
 	$(BIN)/python tests/tiny_models.py $(SMOKE)
 	KTRAIN_RECIPES_SMOKE=$(SMOKE) $(BIN)/python -m pytest --nbval-lax --nbval-current-env notebooks

@@ -9,6 +9,7 @@ import sys
 from . import compat  # noqa: F401
 from .config import RecipeConfig, config_fields, parse_limit
 from .errors import RecipesError
+from .ethics import TASKS as ETHICS_TASKS
 from .service import ServiceSettings
 
 
@@ -145,14 +146,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ethics", help="train and score a model on one task of the ETHICS benchmark",
                        formatter_class=fmt)
-    p.add_argument("--task", required=True, choices=["justice", "deontology", "virtue", "utilitarianism",
-                                                     "commonsense"], help="the ETHICS task")
+    p.add_argument("--task", required=True, choices=list(ETHICS_TASKS), help="the ETHICS task")
     p.add_argument("--split", default="test", choices=["test", "test_hard"], help="the test file to score")
     p.add_argument("--json", help="also write accuracy, exact_match and n to this JSON file")
-    add_config_flags(p, only=["model", "maxlen", "batch_size", "lr", "epochs", "limit", "eval_limit", "seed",
-                              "overwrite", "val_fraction", "lr_find"])
-    p.add_argument("--data", help="a folder laid out like the ETHICS archive (justice/justice_train.csv, ...); "
-                                  "default: the hub's hendrycks/ethics")
+    add_config_flags(p, only=["model", "maxlen", "batch_size", "lr", "epochs", "weight_decay", "average_last",
+                              "class_weight", "limit", "eval_limit", "seed", "overwrite", "val_fraction", "lr_find"])
+    p.add_argument("--data", help="a folder laid out like the ETHICS archive (justice/justice_train.csv, ...) or "
+                                  "like the hub's parquet copy (justice/train-*.parquet, ...); default: the hub's "
+                                  "EleutherAI/hendrycks_ethics")
     p.add_argument("--out", help="predictor folder (default: runs/ethics-TASK)")
 
     p = sub.add_parser("distill", help="train a smaller student from a saved predictor (the teacher)",
@@ -178,8 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "(ktrain and int8 backends)", formatter_class=fmt)
     p.add_argument("--predictor", required=True, help="a predictor folder with its int8 ONNX model (see export)")
     p.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64], help="concurrent clients, per level")
-    p.add_argument("--requests", type=int, default=400, help="requests per level (at least 10 per client)")
-    p.add_argument("--seconds", type=float, default=60.0, help="stop a level after this long")
+    p.add_argument("--seconds", type=float, default=20.0, help="how long each level runs")
     p.add_argument("--out", default="docs", help="where serve_bench.json and serve_bench.md go")
     p.add_argument("--assets", default="assets", help="where the chart serve_bench.png goes")
 
@@ -301,7 +301,7 @@ def cmd_serve(args) -> None:
 def cmd_serve_bench(args) -> None:
     from .serve_bench import run_serve_bench
 
-    run_serve_bench(args.predictor, args.out, args.assets, args.concurrency, args.requests, args.seconds)
+    run_serve_bench(args.predictor, args.out, args.assets, args.concurrency, args.seconds)
 
 
 def cmd_models(args) -> None:

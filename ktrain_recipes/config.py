@@ -71,6 +71,8 @@ class RecipeConfig:
                                    "(AdamWeightDecay; 0: ktrain's plain Adam)", float)
     average_last: int = _setting(1, "save the average of the weights at the end of the last N epochs "
                                  "(checkpoint averaging; 1: the last epoch's weights)", int)
+    class_weight: str = _setting("none", "'balanced': weigh each class's loss by the inverse of its share of the "
+                                 "training texts (for imbalanced labels); 'none': every text counts the same")
     limit: int | None = _setting(None, "train on a stratified sample of N texts ('all': every text)", parse_limit)
     eval_limit: int | None = _setting(None, "validate on a stratified sample of N texts ('all': every text)",
                                       parse_limit)
@@ -78,6 +80,10 @@ class RecipeConfig:
     lr_find: bool = _setting(False, "run ktrain's LR finder first and save lr_find.png")
     bucketing: bool = _setting(True, "length-bucketed batches; --no-bucketing pads every text to maxlen in "
                                "random batches, as the original tutorial does")
+    distribute: str = _setting("none", "none; mirrored: every GPU of this machine (or --devices N logical CPU "
+                               "devices); multiworker: the machines TF_CONFIG lists. --batch-size is per device")
+    devices: int | None = _setting(None, "with --distribute mirrored on a machine without GPUs: split the CPU into "
+                                   "N logical devices (to try it out; not faster)", int)
     overwrite: bool = _setting(False, "replace --out if it holds a predictor saved by ktrain_recipes")
     resume: bool = _setting(False, "continue from the checkpoint an interrupted run left; with --epochs 0, "
                             "just save it")
@@ -112,6 +118,15 @@ class RecipeConfig:
         if self.epochs and self.average_last > self.epochs:
             raise RecipesError(f"--average-last {self.average_last} needs at least that many --epochs, "
                                f"got {self.epochs}")
+        if self.distribute not in ("none", "mirrored", "multiworker"):
+            raise RecipesError(f"--distribute must be none, mirrored or multiworker, got {self.distribute!r}")
+        if self.devices is not None and (self.devices < 1 or self.distribute != "mirrored"):
+            raise RecipesError("--devices must be at least 1, and only applies with --distribute mirrored")
+        if self.distribute != "none" and self.lr_find:
+            raise RecipesError("--lr-find runs on one device (ktrain reloads the model outside the strategy): run "
+                               "it once without --distribute, then train with the rate it suggests")
+        if self.class_weight not in ("none", "balanced"):
+            raise RecipesError(f"--class-weight must be 'none' or 'balanced', got {self.class_weight!r}")
         if not 0 < self.val_fraction < 1:
             raise RecipesError(f"--val-fraction must be between 0 and 1, got {self.val_fraction}")
         if isinstance(self.maxlen, int) and self.maxlen < 8:

@@ -77,7 +77,7 @@ def load_emotion(data: str | os.PathLike | None = None) -> LabelledTexts:
 
 def load_data(source: str | os.PathLike | None = None, columns: Columns | None = None,
               labels: list[str] | None = None, hub_config: str | None = None, val_fraction: float = 0.1,
-              seed: int = 42) -> LabelledTexts:
+              seed: int = 42, hold_out: bool = True) -> LabelledTexts:
     """Load labelled texts from a folder, a single file or a hub dataset id.
 
     Args:
@@ -89,6 +89,7 @@ def load_data(source: str | os.PathLike | None = None, columns: Columns | None =
         else the sorted distinct values.
       hub_config: the hub dataset's configuration name.
       val_fraction: without a validation split, hold out this stratified share of train (seeded).
+      hold_out: False leaves train whole (a caller that splits by groups does it itself).
     """
     columns = columns or Columns()
     source = str(source or os.environ.get("EMOTION_DATA") or HUB_DATASET)
@@ -111,7 +112,7 @@ def load_data(source: str | os.PathLike | None = None, columns: Columns | None =
         raise RecipesError(f"{source}: the training data has only one label ({splits['train'][1][0]!r}): "
                            "a classifier needs at least two")
     data = LabelledTexts(splits, names, source if path.exists() else f"hub:{source}", files)
-    if "train" in splits and "validation" not in splits:
+    if hold_out and "train" in splits and "validation" not in splits:
         _hold_out_validation(data, val_fraction, seed)
     return data
 

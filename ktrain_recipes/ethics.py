@@ -24,7 +24,17 @@ from .config import RecipeConfig
 from .data import Columns, LabelledTexts, load_data
 from .errors import RecipesError
 
-HUB_ETHICS = "hendrycks/ethics"
+# The hub's parquet copy: datasets 5 reads it (the script-based hendrycks/ethics no longer loads). Its
+# configurations are the task names; it has commonsense's training split, which the archive copy may lack.
+HUB_ETHICS = "EleutherAI/hendrycks_ethics"
+# each task's columns in that dataset (its card): (text, second text or None, label or None, group or None)
+HUB_COLUMNS = {
+    "justice": ("scenario", None, "label", "group_id"),
+    "deontology": ("scenario", "excuse", "label", "group_id"),
+    "virtue": ("scenario", "trait", "label", "group_id"),
+    "commonsense": ("input", None, "label", None),
+    "utilitarianism": ("activity", "baseline", None, None),  # activity: the more pleasant scenario
+}
 
 
 @dataclass(frozen=True)
@@ -64,24 +74,130 @@ def task_file(data: str | os.PathLike, task: Task, split: str) -> Path:
 
 def load_ethics(task: Task, data: str | os.PathLike | None, split: str = "test", val_fraction: float = 0.1,
                 seed: int = 42) -> LabelledTexts:
-    """Load a classification task's train split (with a held-out validation share) and its test split.
+    """Load a classification task's train split, hold out whole groups for validation, and load its test split.
 
     Args:
-      task: from ``get_task``.  data: a folder laid out like the archive, or None for the hub.
+      task: from ``get_task``.  data: a folder laid out like the archive, a folder laid out like the hub's
+        parquet dataset (``hub_layout``), or None for the hub.
       split: 'test' or 'test_hard' (where the folder has it).
+    The validation rows share no group with the training rows (``train_groups``); ``ds.groups`` holds the
+    validation rows' group ids, for exact match over them.
     """
-    if data is None:
-        return load_data(HUB_ETHICS, task.columns, LABELS, task.name, val_fraction, seed)
-    train_file, test_file = task_file(data, task, "train"), task_file(data, task, split)
-    for path in (train_file, test_file):
-        if not path.is_file():
-            why = " (its training split is not in this copy; the hub has it)" if path == train_file else ""
-            raise RecipesError(f"no {path}{why}: point --data at a folder laid out like the ETHICS archive")
-    train = load_data(train_file, task.columns, LABELS, val_fraction=val_fraction, seed=seed)
-    train.splits["test"] = _file_order(test_file, task)
+    if data is None or is_hub_layout(data):
+        ds = _load_hub_layout(task, data, split)
+    else:
+        train_file, test_file = task_file(data, task, "train"), task_file(data, task, split)
+        for path in (train_file, test_file):
+            if not path.is_file():
+                why = " (its training split is not in this copy; the hub has it)" if path == train_file else ""
+                raise RecipesError(f"no {path}{why}: point --data at a folder laid out like the ETHICS archive")
+        ds = load_data(train_file, task.columns, LABELS, val_fraction=val_fraction, seed=seed, hold_out=False)
+        ds.splits["test"] = _file_order(test_file, task)
     if task.name == "virtue":
-        train.splits = {s: ([_virtue_pair(t) for t in x], y) for s, (x, y) in train.splits.items()}
-    return train
+        ds.splits = {s: ([_virtue_pair(t) if isinstance(t, str) else t for t in x], y) for s, (x, y) in
+                     ds.splits.items()}
+    texts, labels = ds.splits["train"]
+    groups = train_groups(task, texts)
+    (tr_x, tr_y, _), (va_x, va_y, va_g) = group_split(texts, labels, groups, val_fraction, seed)
+    ds.splits["train"], ds.splits["validation"] = (tr_x, tr_y), (va_x, va_y)
+    ds.groups = va_g
+    print(f"{task.name}: held out {len(va_x)} of {len(texts)} training rows ({len(set(va_g))} whole groups, "
+          f"{val_fraction:.0%}, seed {seed}) for validation; training on {len(tr_x)}")
+    return ds
+
+
+def is_hub_layout(data: str | os.PathLike) -> bool:
+    """True for a local folder laid out like the hub's parquet dataset: ``TASK/train-*.parquet``, ..."""
+    return any(Path(data).glob("*/train-*.parquet")) or any(Path(data).glob("*/test-*.parquet"))
+
+
+def _hub_splits(task: Task, data: str | os.PathLike | None) -> dict:
+    """The task's splits from the hub (``data`` None) or from a local folder laid out like it, as pandas."""
+    import datasets
+
+    if data is None:
+        try:
+            loaded = datasets.load_dataset(HUB_ETHICS, task.name)
+        except Exception as exc:  # no network, or the hub changed: say which
+            raise RecipesError(f"cannot load {HUB_ETHICS} ({task.name}) from the hub ({str(exc).splitlines()[0][:120]})"
+                               ": pass --data with a local copy of the archive") from None
+        return {name: split.to_pandas() for name, split in loaded.items()}
+    found = {}
+    for path in sorted(Path(data, task.name).glob("*.parquet")):
+        found.setdefault(path.name.split("-")[0], []).append(str(path))
+    if not found:
+        raise RecipesError(f"no {task.name}/*.parquet in {data}: lay it out as the hub's {HUB_ETHICS}")
+    loaded = datasets.load_dataset("parquet", data_files=found)
+    return {name: split.to_pandas() for name, split in loaded.items()}
+
+
+def _load_hub_layout(task: Task, data, split: str) -> LabelledTexts:
+    splits = _hub_splits(task, data)
+    if "train" not in splits:
+        raise RecipesError(f"{task.name}: the {'hub' if data is None else data} copy has no training split")
+    if split not in splits:
+        raise RecipesError(f"{task.name}: no '{split}' split in the {'hub' if data is None else data} copy (it has "
+                           f"{', '.join(splits)}): its 'test' is the leaderboard's Test column, 'test_hard' its "
+                           "Hard Test column")
+    text, pair, label, _ = HUB_COLUMNS[task.name]
+    out = {}
+    for name in ("train", split):
+        frame = splits[name]
+        texts = list(zip(frame[text], frame[pair])) if pair else list(frame[text])
+        out["train" if name == "train" else "test"] = (texts, [str(int(v)) for v in frame[label]])
+    return LabelledTexts(out, LABELS, f"hub:{HUB_ETHICS}/{task.name}" if data is None else str(data))
+
+
+def _words(text) -> set[str]:
+    text = " ".join(text) if isinstance(text, tuple) else text
+    return set(text.lower().split())
+
+
+def train_groups(task: Task, texts: list) -> list:
+    """A group id per training row: the rows of a group vary one scenario, so they stay on one side.
+
+    deontology: the scenario (the pair's first text); virtue: the sentence before [SEP]; justice: runs of
+    consecutive rows whose neighbours share at least 30% of their words (Jaccard), as its files keep the
+    variants of a scenario together; utilitarianism and commonsense: each row (a pair, a scenario) alone.
+    """
+    if task.name in ("deontology", "virtue"):
+        return [t[0] if isinstance(t, tuple) else t.rpartition("[SEP]")[0].strip() for t in texts]
+    if task.name == "justice":
+        groups, current, previous = [], 0, None
+        for text in texts:
+            words = _words(text)
+            if previous is not None and len(words & previous) / max(len(words | previous), 1) < 0.3:
+                current += 1
+            groups.append(current)
+            previous = words
+        return groups
+    return list(range(len(texts)))
+
+
+def group_split(texts: list, labels: list, groups: list, fraction: float, seed: int):
+    """Hold out ``fraction`` of the groups (never part of one); return (train, validation) as (texts, labels,
+    groups), each in file order."""
+    if not 0 < fraction < 1:
+        raise RecipesError(f"--val-fraction must be between 0 and 1, got {fraction}")
+    distinct = list(dict.fromkeys(groups))
+    rng = np.random.default_rng(seed)
+    held = set(rng.permutation(len(distinct))[: max(1, round(fraction * len(distinct)))].tolist())
+    held = {distinct[i] for i in held}
+    sides = ([], [], []), ([], [], [])
+    for text, label, group in zip(texts, labels, groups):
+        side = sides[group in held]
+        side[0].append(text)
+        side[1].append(label)
+        side[2].append(group)
+    return sides
+
+
+def group_exact_match(correct: list[bool], groups: list) -> float:
+    """The share of groups whose rows are all correct (groups of any size, given by id)."""
+    right: dict = {}
+    for ok, group in zip(correct, groups):
+        right[group] = right.get(group, True) and bool(ok)
+    return float(np.mean(list(right.values())))
 
 
 def _file_order(path: Path, task: Task) -> tuple[list, list[str]]:
@@ -145,7 +261,8 @@ def run_ethics(task_name: str, config: RecipeConfig, split: str = "test") -> dic
     on the test rows in file order; utilitarianism trains a Keras ranker (``train_ranker``).
     """
     task = get_task(task_name)
-    if task.name == "commonsense" and config.data and not task_file(config.data, task, "train").is_file():
+    if (task.name == "commonsense" and config.data and not is_hub_layout(config.data)
+            and not task_file(config.data, task, "train").is_file()):
         raise RecipesError("commonsense skipped: its training split (commonsense/cm_train.csv) is not in "
                            f"{config.data}; run without --data to use the hub's copy")
     start = time.perf_counter()
@@ -163,37 +280,71 @@ def _run_classification(task: Task, config: RecipeConfig, split: str) -> dict:
     from .loading import load_checked_predictor
 
     ds = load_ethics(task, config.data, split, config.val_fraction, config.seed)
-    metrics = run_recipe(config, dataset=ds)
+    val_texts, val_truth = ds.splits["validation"]
+    if config.eval_limit:  # score the same rows that run_recipe validates on, with their groups
+        from .data import sample
+
+        kept = sample(list(range(len(val_texts))), val_truth, config.eval_limit, config.seed)[0]
+        groups = [ds.groups[i] for i in kept]
+    else:
+        groups = ds.groups
+
+    def per_epoch(predictor) -> dict:
+        from .data import sample
+
+        texts, truth = sample(val_texts, val_truth, config.eval_limit, config.seed)
+        correct = [p == t for p, t in zip(classify(predictor, texts), truth)]
+        return {"val_accuracy": float(np.mean(correct)), "val_exact_match": group_exact_match(correct, groups)}
+
+    metrics = run_recipe(config, dataset=ds, per_epoch=per_epoch)
     predictor = load_checked_predictor(config.with_defaults().out)
     texts, truth = ds.splits["test"]
     result = score_task(task, classify(predictor, texts), truth)
     return {**result, "n_train": metrics["n_train"], "epochs": metrics["epochs"], "val_accuracy": metrics["accuracy"],
-            "train_seconds": metrics["train_seconds"]}
+            "val_per_epoch": metrics.get("per_epoch", []), "train_seconds": metrics["train_seconds"],
+            "settings": {k: metrics["settings"][k] for k in ("lr", "batch_size", "epochs", "weight_decay",
+                                                              "average_last", "class_weight", "seed")}}
+
+
+def load_pairs(task: Task, data, split: str) -> tuple[list, list]:
+    """utilitarianism's (more pleasant, less pleasant) pairs: train and ``split``, from the archive or the hub."""
+    if data is None or is_hub_layout(data):
+        splits = _hub_splits(task, data)
+        if split not in splits:
+            raise RecipesError(f"utilitarianism: no '{split}' split (it has {', '.join(splits)})")
+        first, second = HUB_COLUMNS["utilitarianism"][:2]
+        return [list(zip(splits[s][first], splits[s][second])) for s in ("train", split)]
+    return [read_pairs(task_file(data, task, s)) for s in ("train", split)]
 
 
 def _run_utilitarianism(task: Task, config: RecipeConfig, split: str) -> dict:
     from .data import sample
+    from .saving import check_out_dir
 
-    if config.data is None:
-        raise RecipesError("utilitarianism from the hub is not supported yet: pass --data with the archive's "
-                           "folder (utilitarianism/util_train.csv and util_test.csv)")
-    train = read_pairs(task_file(config.data, task, "train"))
-    test = read_pairs(task_file(config.data, task, split))
+    config = config.with_defaults()
+    check_out_dir(config.out, config.overwrite)  # before training, as for the other tasks
+    train, test = load_pairs(task, config.data, split)
+    (train, _, _), (val, _, _) = group_split(train, [0] * len(train), list(range(len(train))), config.val_fraction,
+                                             config.seed)
     if config.limit:
         train = sample(train, [0] * len(train), config.limit, config.seed)[0]
-    config = config.with_defaults()
-    scorer, info = train_ranker(config, train)
+    if config.eval_limit:
+        val = sample(val, [0] * len(val), config.eval_limit, config.seed)[0]
+    scorer, info = train_ranker(config, train, val)
     right = rank_pairs(scorer, info["tokenizer"], info["maxlen"], test)
     _save_ranker(scorer, info, config)
     return {"accuracy": float(np.mean(right)), "n": len(right), "n_train": len(train), "epochs": config.epochs,
-            "train_seconds": info["train_seconds"]}
+            "val_per_epoch": info["per_epoch"], "train_seconds": info["train_seconds"],
+            "settings": {k: getattr(config, k) for k in ("lr", "batch_size", "epochs", "weight_decay", "seed")}}
 
 
-def train_ranker(config: RecipeConfig, pairs: list[tuple[str, str]]):
+def train_ranker(config: RecipeConfig, pairs: list[tuple[str, str]], val: list[tuple[str, str]] | None = None):
     """Fine-tune a one-output model so that it scores the first scenario of each pair above the second.
 
-    The loss is the paper's: binary cross-entropy on score(first) - score(second). Returns the scoring
-    model and what scoring needs (tokenizer, maxlen) plus the training seconds.
+    The loss is the paper's: binary cross-entropy on score(first) - score(second), with AdamW when
+    ``config.weight_decay`` is set (the paper's 0.01), the rate decaying linearly to 0. With ``val``, the
+    share of validation pairs ranked right is printed after every epoch. Returns the scoring model and what
+    scoring needs (tokenizer, maxlen), the per-epoch validation figures and the training seconds.
     """
     import tensorflow as tf
     from transformers import TFAutoModelForSequenceClassification
@@ -221,11 +372,23 @@ def train_ranker(config: RecipeConfig, pairs: list[tuple[str, str]]):
     steps = -(-len(pairs) // config.batch_size) * config.epochs
     rate = tf.keras.optimizers.schedules.PolynomialDecay(config.lr, steps, 0.0)  # linear decay to 0
     ranker = Ranker(scorer)
-    ranker.compile(optimizer=tf.keras.optimizers.Adam(rate), loss=tf.keras.losses.BinaryCrossentropy(from_logits=True))
+    optimizer = (tf.keras.optimizers.AdamW(rate, weight_decay=config.weight_decay) if config.weight_decay
+                 else tf.keras.optimizers.Adam(rate))
+    ranker.compile(optimizer=optimizer, loss=tf.keras.losses.BinaryCrossentropy(from_logits=True))
+    per_epoch: list[dict] = []
+
+    class RankedRight(tf.keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            if val:
+                share = float(np.mean(rank_pairs(scorer, tokenizer, maxlen, val)))
+                per_epoch.append({"epoch": epoch + 1, "val_ranked_right": share})
+                print(f"epoch {epoch + 1}: val_ranked_right {share:.4f}")
+
     start = time.perf_counter()
     ranker.fit((first, second), np.ones(len(pairs), np.float32), batch_size=config.batch_size, epochs=config.epochs,
-               shuffle=True, callbacks=[tf.keras.callbacks.TerminateOnNaN()])
-    return scorer, {"tokenizer": tokenizer, "maxlen": maxlen, "train_seconds": time.perf_counter() - start}
+               shuffle=True, callbacks=[tf.keras.callbacks.TerminateOnNaN(), RankedRight()])
+    return scorer, {"tokenizer": tokenizer, "maxlen": maxlen, "per_epoch": per_epoch,
+                    "train_seconds": time.perf_counter() - start}
 
 
 def _encode(tokenizer, texts: list[str], maxlen: int) -> dict:

@@ -103,8 +103,9 @@ class OnnxPredictor:
     ``predict``/``get_classes``.
     """
 
-    def __init__(self, folder: str | os.PathLike, int8: bool = True, batch_size: int = 64, strict: bool = False):
-        self.folder, self.int8, self.batch_size = Path(folder), int8, batch_size
+    def __init__(self, folder: str | os.PathLike, int8: bool = True, batch_size: int = 64, strict: bool = False,
+                 threads: int | None = None):
+        self.folder, self.int8, self.batch_size, self.threads = Path(folder), int8, batch_size, threads
         load_consistent(self.folder, self._load, strict)
 
     def _load(self, folder: Path, manifest: dict) -> None:
@@ -117,6 +118,9 @@ class OnnxPredictor:
         path = check_derived(folder, manifest, ONNX_INT8 if self.int8 else ONNX_FP32)
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if self.threads:  # a service shares the CPU with its HTTP side: fixed threads that sleep when idle
+            options.intra_op_num_threads = self.threads
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             session = ort.InferenceSession(path.read_bytes(), options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types for unreadable models
@@ -163,9 +167,13 @@ def identity(folder: Path, manifest: dict, backend: str) -> dict:
             "save_id": manifest.get("save_id"), "created": manifest.get("created"), "backend": backend}
 
 
-def load_int8_predictor(folder: str | os.PathLike, int8: bool = True, strict: bool = False) -> OnnxPredictor:
-    """Load the int8 ONNX copy (or with ``int8=False`` the fp32 one) of a saved predictor."""
-    return OnnxPredictor(folder, int8=int8, strict=strict)
+def load_int8_predictor(folder: str | os.PathLike, int8: bool = True, strict: bool = False,
+                        threads: int | None = None) -> OnnxPredictor:
+    """Load the int8 ONNX copy (or with ``int8=False`` the fp32 one) of a saved predictor.
+
+    ``threads``: onnxruntime's intra-op threads, without spinning (default: its own choice, all cores).
+    """
+    return OnnxPredictor(folder, int8=int8, strict=strict, threads=threads)
 
 
 load_onnx_predictor = load_int8_predictor  # the name notebooks and earlier code use

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import shutil
+import tempfile
 from pathlib import Path
 
 from .config import RecipeConfig
+from .errors import RecipesError
 from .data import LabelledTexts, sample
 from .evaluate import format_report, score
 from .maxlen import load_tokenizer, resolve_maxlen
@@ -18,18 +20,28 @@ from .train import Checkpoint, fit_with_checkpoint, optimizer_steps, set_seed, s
 from .versions import package_versions
 
 
-def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None) -> dict:
+def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None, per_epoch=None) -> dict:
     """Fine-tune ``config.model`` with ktrain, save the predictor to ``config.out``; return metrics.json's content.
 
     The steps are notebook 01's: ``text.Transformer``, ``preprocess_train``/``preprocess_test``,
     ``get_classifier``, ``ktrain.get_learner``, (``lr_find``), ``fit_onecycle``, ``ktrain.get_predictor``,
-    ``save``. ``dataset`` skips loading when the data is already in memory (bench).
+    ``save``. ``dataset`` skips loading when the data is already in memory (bench). ``per_epoch``, a function
+    of a ktrain predictor returning a dict of scores, is called after every epoch; its scores are printed and
+    kept in metrics.json's ``per_epoch`` (ETHICS' validation exact match).
     """
     import ktrain
+    import tensorflow as tf
     from ktrain import text
+
+    from .distribute import is_chief, make_strategy, replicas, scope
 
     config = config.with_defaults()
     out = check_out_dir(config.out, config.overwrite or config.resume)  # before any expensive work
+    strategy = make_strategy(config.distribute, config.devices)  # before TensorFlow's first op (--devices)
+    batch = config.batch_size * replicas(strategy)
+    if strategy is not None:
+        print(f"{config.distribute}: {replicas(strategy)} replica(s), global batch {batch} "
+              f"({config.batch_size} per device)")
     model_path = resolve_model(config.model)
     ds = dataset or config.load_data()
     train = sample(ds.texts("train"), ds.labels("train"), config.limit, config.seed)
@@ -38,31 +50,44 @@ def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None) -> di
     set_seed(config.seed)
     maxlen = resolve_maxlen(config.maxlen, load_tokenizer(model_path), train[0])
 
-    t = text.Transformer(model_path, maxlen=maxlen, class_names=ds.label_names, batch_size=config.batch_size)
+    t = text.Transformer(model_path, maxlen=maxlen, class_names=ds.label_names, batch_size=batch)
     trn = t.preprocess_train(train[0], ds.label_ids(train[1]), verbose=0)
     val_data = t.preprocess_test(val[0], ds.label_ids(val[1]), verbose=0)
     if config.bucketing:
         from .batching import bucket_batches
 
         trn, val_data = bucket_batches(trn, config.seed), bucket_batches(val_data, config.seed)
-    learner = ktrain.get_learner(t.get_classifier(), train_data=trn, val_data=val_data,
-                                 batch_size=config.batch_size)
-    if config.weight_decay:
-        learner.set_weight_decay(config.weight_decay)  # recompiles with ktrain's AdamWeightDecay
+    with scope(strategy):  # ktrain's FAQ: build the classifier and the learner inside the strategy's scope
+        model = t.get_classifier()
+        if strategy is not None:  # ktrain compiles with one optimizer shared by the process; one of the scope's
+            model.compile(optimizer=tf.keras.optimizers.legacy.Adam(), loss=model.loss, metrics=["accuracy"])
+        learner = ktrain.get_learner(model, train_data=trn, val_data=val_data, batch_size=batch)
+        if config.weight_decay:
+            learner.set_weight_decay(config.weight_decay)  # recompiles with ktrain's AdamWeightDecay
 
-    checkpoint = Checkpoint(out, checkpoint_identity(config, ds.label_names, maxlen))
-    record = checkpoint.resume(learner.model) if config.resume else checkpoint.start_fresh()
-    stage = stage_dir(out)
+    chief = is_chief(strategy)  # with several workers only the chief keeps a checkpoint and saves
+    checkpoint = Checkpoint(out, checkpoint_identity(config, ds.label_names, maxlen)) if chief else None
+    if checkpoint is None and config.resume:
+        raise RecipesError("--resume is the chief's: run it on worker 0")
+    record = checkpoint.resume(learner.model) if config.resume else \
+        (checkpoint.start_fresh() if checkpoint else Checkpoint.empty_record())
+    stage = stage_dir(out) if chief else Path(tempfile.mkdtemp(prefix="worker-"))
     try:
         found = _lr_find(learner, stage) if config.lr_find else {}
+        scorer = epoch_scores(per_epoch, t, batch) if per_epoch else None
         trained = fit_with_checkpoint(learner, config.lr, config.epochs, checkpoint, record,
-                                      average_last=config.average_last) if config.epochs \
+                                      callbacks=[scorer] if scorer else None, average_last=config.average_last,
+                                      class_weight=class_weights(config, train[1], ds)) if config.epochs \
             else {**record, "epoch_seconds": [], "interrupted": False}
-        predictor = ktrain.get_predictor(learner.model, t, batch_size=config.batch_size)
+        predictor = ktrain.get_predictor(learner.model, t, batch_size=batch)
         metrics = measure(predictor, val, ds.label_names)
         record_run(metrics, config, maxlen, trained, learner, n_train=len(train[0]), data=ds.source,
-                   pairs=isinstance(train[0][0], tuple), **found)
+                   pairs=isinstance(train[0][0], tuple), **found, **({"per_epoch": scorer.scores} if scorer else {}))
         save_figure(plot_confusion_matrix(metrics), stage / "confusion_matrix.png")
+        if not chief:
+            shutil.rmtree(stage, ignore_errors=True)
+            print("trained; the chief (worker 0) saves the predictor")
+            return metrics
         save_checked_predictor(predictor, out, metrics, stage=stage, overwrite=config.overwrite or config.resume)
         if not trained.get("interrupted"):
             checkpoint.clear()  # kept after Ctrl-C, for --resume
@@ -73,10 +98,45 @@ def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None) -> di
     return metrics
 
 
+def class_weights(config: RecipeConfig, labels: list[str], ds: LabelledTexts) -> dict[int, float] | None:
+    """``--class-weight balanced``: n / (classes * count) per label id (scikit-learn's 'balanced'), printed."""
+    if config.class_weight != "balanced":
+        return None
+    counts = {name: labels.count(name) for name in ds.label_names}
+    weights = {i: len(labels) / (len(counts) * counts[name]) for i, name in enumerate(ds.label_names)}
+    print("class weights: " + ", ".join(f"{n} {weights[i]:.2f}" for i, n in enumerate(ds.label_names)))
+    return weights
+
+
+def _epoch_scores_callback():
+    import tensorflow as tf
+
+    class EpochScores(tf.keras.callbacks.Callback):
+        """After each epoch: wrap the model in a ktrain predictor, score it with ``score``, print and keep it."""
+
+        def __init__(self, score, preproc, batch_size: int):
+            super().__init__()
+            self.score, self.preproc, self.batch_size, self.scores = score, preproc, batch_size, []
+
+        def on_epoch_end(self, epoch, logs=None):
+            import ktrain
+
+            found = self.score(ktrain.get_predictor(self.model, self.preproc, batch_size=self.batch_size))
+            self.scores.append({"epoch": epoch + 1, **found})
+            print(f"epoch {epoch + 1}: " + ", ".join(f"{k} {v:.4f}" for k, v in found.items()))
+
+    return EpochScores
+
+
+def epoch_scores(score, preproc, batch_size: int):
+    """The callback that scores the model after each epoch (its class is built once TensorFlow is loaded)."""
+    return _epoch_scores_callback()(score, preproc, batch_size)
+
+
 def checkpoint_identity(config: RecipeConfig, label_names: list[str], maxlen: int) -> dict:
     """What a checkpoint must match for ``--resume`` to continue it: the settings that change the model."""
     return {"model": config.model, "labels": list(label_names), "maxlen": maxlen, "seed": config.seed,
-            "bucketing": config.bucketing, "weight_decay": config.weight_decay}
+            "bucketing": config.bucketing, "weight_decay": config.weight_decay, "class_weight": config.class_weight}
 
 
 def _lr_find(learner, stage: Path) -> dict:

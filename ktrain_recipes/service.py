@@ -15,6 +15,7 @@ What ktrain's FAQ Flask app lacks, and this adds:
 import asyncio
 import json
 import logging
+import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -42,8 +43,11 @@ class ServiceSettings:
                                                    "pickle); ktrain: ktrain's predictor; auto: int8 when the "
                                                    "folder has it"})
     max_batch: int = field(default=64, metadata={"help": "most texts in one request, and in one model call"})
-    max_wait_ms: float = field(default=5.0, metadata={"help": "how long a request waits for others to share its "
-                                                      "model call"})
+    max_wait_ms: float = field(default=0.0, metadata={"help": "how long a batch waits for more requests when the "
+                                                      "model is idle (while it is busy, requests gather anyway)"})
+    threads: int = field(default=max(1, (os.cpu_count() or 2) - 1),
+                         metadata={"help": "the int8 model's threads (default: all cores but one, which the HTTP "
+                                           "side keeps)"})
     max_chars: int = field(default=5000, metadata={"help": "longest text accepted, in characters"})
     max_body_bytes: int = field(default=1_000_000, metadata={"help": "largest request body accepted"})
     reload_interval: float = field(default=1.0, metadata={"help": "seconds between checks for a new save in the "
@@ -52,7 +56,7 @@ class ServiceSettings:
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
             raise RecipesError(f"--backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
-        for name in ("max_batch", "max_chars", "max_body_bytes"):
+        for name in ("max_batch", "max_chars", "max_body_bytes", "threads"):
             if getattr(self, name) < 1:
                 raise RecipesError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
         if self.max_wait_ms < 0 or self.reload_interval < 0:
@@ -70,7 +74,7 @@ class LoadedModel:
     metrics: dict
 
 
-def load_model(folder: str | Path, backend: str = "auto") -> LoadedModel:
+def load_model(folder: str | Path, backend: str = "auto", threads: int | None = None) -> LoadedModel:
     """Load a saved predictor for serving: the int8 ONNX copy (``int8``), ktrain's (``ktrain``), or with
     ``auto`` the int8 copy when the folder lists one."""
     folder = Path(folder)
@@ -79,7 +83,7 @@ def load_model(folder: str | Path, backend: str = "auto") -> LoadedModel:
     if backend == "int8":
         from .onnx_inference import load_int8_predictor
 
-        model = load_int8_predictor(folder)
+        model = load_int8_predictor(folder, threads=threads)
         identity, pairs = model.identity, model.pairs
     else:
         from .loading import load_checked_predictor, load_consistent
@@ -120,13 +124,19 @@ class MicroBatcher:
         self.queue = asyncio.Queue()
         loop = asyncio.get_running_loop()
         while True:
+            # requests that arrived while the model was busy are all here: take them (up to max_batch); when
+            # the model was idle, wait at most max_wait for company
             batch = [await self.queue.get()]
-            size, deadline = len(batch[0][0]), loop.time() + self.max_wait
+            size = len(batch[0][0])
+            deadline = loop.time() + self.max_wait
             while size < self.max_batch:
                 try:
-                    item = await asyncio.wait_for(self.queue.get(), max(0.0, deadline - loop.time()))
-                except asyncio.TimeoutError:
-                    break
+                    item = self.queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    if len(batch) > 1 or loop.time() >= deadline:
+                        break
+                    await asyncio.sleep(self.max_wait / 4)
+                    continue
                 batch.append(item)
                 size += len(item[0])
             model = self.model  # a hot swap changes self.model between batches, never within one
@@ -162,7 +172,8 @@ class Reloader:
             if digest is None or digest in (self.batcher.model.digest, self.failed_digest):
                 continue  # no change, mid-swap, or a save that already failed to load
             try:
-                model = await loop.run_in_executor(None, load_model, self.settings.predictor, self.settings.backend)
+                model = await loop.run_in_executor(None, load_model, self.settings.predictor, self.settings.backend,
+                                                   self.settings.threads)
             except Exception as exc:  # noqa: BLE001  (a bad save must never stop the service)
                 self.failed_digest = digest
                 log.warning("not reloading '%s' (the old model keeps serving): %s", self.settings.predictor, exc)
@@ -191,7 +202,7 @@ def create_app(settings: ServiceSettings, model: LoadedModel | None = None):
     from . import __version__
     from .versions import package_versions
 
-    model = model or load_model(settings.predictor, settings.backend)
+    model = model or load_model(settings.predictor, settings.backend, settings.threads)
     batcher = MicroBatcher(model, settings.max_batch, settings.max_wait_ms)
     reloader = Reloader(settings, batcher)
 
@@ -313,7 +324,7 @@ def serve(settings: ServiceSettings, host: str = "127.0.0.1", port: int = 8000) 
         print(f"warning: listening on {host}: this service has no authentication; anyone who can reach the port "
               "can use it (put it behind a proxy that authenticates)", file=sys.stderr)
     start = time.perf_counter()
-    model = load_model(settings.predictor, settings.backend)
+    model = load_model(settings.predictor, settings.backend, settings.threads)
     print(f"serving '{settings.predictor}' ({model.identity['backend']}, labels {', '.join(model.classifier.classes)}"
           f", loaded in {time.perf_counter() - start:.1f} s) on http://{host}:{port}/  (API: /docs)", file=sys.stderr)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")

@@ -146,6 +146,11 @@ class Checkpoint:
         if self.weights.exists() or self.info.exists():
             print(f"note: removed the checkpoint {self.weights.name} of an earlier run (no --resume given)")
             self.clear()
+        return self.empty_record()
+
+    @staticmethod
+    def empty_record() -> dict:
+        """The record of a run that has trained nothing yet."""
         return {"run_id": uuid.uuid4().hex, "epochs_completed": 0, "train_seconds": 0.0, "history": {}}
 
     def resume(self, model) -> dict:
@@ -187,7 +192,8 @@ class Checkpoint:
 
 
 def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint | None = None,
-                        record: dict | None = None, callbacks: list | None = None, average_last: int = 1) -> dict:
+                        record: dict | None = None, callbacks: list | None = None, average_last: int = 1,
+                        class_weight: dict | None = None) -> dict:
     """Call ``learner.fit_onecycle(lr, epochs)``, adding what a long run needs; return the run's record.
 
     Adds: the few-updates note, per-epoch timing, a stop on a NaN loss, a clear message when memory runs
@@ -209,7 +215,7 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
         [timer, average, tf.keras.callbacks.TerminateOnNaN()]
     start, interrupted = time.perf_counter(), False
     try:
-        learner.fit_onecycle(lr, epochs, callbacks=callbacks)
+        learner.fit_onecycle(lr, epochs, callbacks=callbacks, class_weight=class_weight)
     except tf.errors.ResourceExhaustedError:
         size = learner.batch_size
         raise RecipesError(f"out of memory at batch size {size}: try --batch-size {max(1, size // 2)} "

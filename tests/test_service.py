@@ -261,12 +261,12 @@ def test_serve_bench_measures_all_three_servers(exported, tmp_path):
     from ktrain_recipes.serve_bench import run_serve_bench
 
     result = run_serve_bench(str(exported), out=str(tmp_path), assets=str(tmp_path), concurrencies=[1, 4],
-                             requests=20, seconds=30)
+                             seconds=3)
     assert [r["server"] for r in result["servers"]] == ["a_flask_ktrain_faq", "b_service_ktrain", "c_service_int8"]
     for row in result["servers"]:
         assert row["rss_mb_at_rest"] > 50
         assert [lv["concurrency"] for lv in row["levels"]] == [1, 4]
-        assert all(lv["requests"] >= 20 and lv["good_rps"] > 0 for lv in row["levels"])
+        assert all(lv["requests"] >= 5 and lv["good_rps"] > 0 and lv["p50_ms"] <= lv["p99_ms"] for lv in row["levels"])
         if row["server"] != "a_flask_ktrain_faq":  # the FAQ app shares one tokenizer between threads: it may fail
             assert all(lv["failures"] == 0 for lv in row["levels"])
     assert (tmp_path / "serve_bench.png").stat().st_size > 1000

@@ -1,0 +1,70 @@
+"""Training on several devices with TensorFlow's own engine (``--distribute``), as ktrain's FAQ shows: the
+classifier and the learner are built inside a ``tf.distribute`` strategy's scope.
+
+* ``mirrored``: every visible GPU, or ``--devices N`` logical devices carved out of the CPU (to try it on a
+  machine without GPUs: it is not faster there). With no GPU and no ``--devices`` it is one replica on the
+  CPU, so the same command runs everywhere.
+* ``multiworker``: ``MultiWorkerMirroredStrategy`` over the machines that ``TF_CONFIG`` lists; every worker
+  runs the same command, and only the chief (worker 0) saves the predictor.
+
+The batch size is per device: the global batch is ``--batch-size`` times the replicas, and the run says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+
+from .errors import RecipesError
+
+CHOICES = ("none", "mirrored", "multiworker")
+
+
+def make_strategy(kind: str, devices: int | None = None):
+    """Return the strategy for ``kind`` (None for 'none'). Call before TensorFlow runs its first op when
+    ``devices`` splits the CPU: logical devices can only be set up before that."""
+    if kind == "none":
+        if devices:
+            raise RecipesError("--devices only applies with --distribute mirrored")
+        return None
+    import tensorflow as tf
+
+    if kind == "multiworker":
+        if not os.environ.get("TF_CONFIG"):
+            raise RecipesError("--distribute multiworker reads the cluster from TF_CONFIG, which is not set: see "
+                               "README, 'Training on several devices'")
+        try:
+            json.loads(os.environ["TF_CONFIG"])
+        except ValueError:
+            raise RecipesError("TF_CONFIG is not valid JSON: see README, 'Training on several devices'") from None
+        return tf.distribute.MultiWorkerMirroredStrategy()
+    gpus = tf.config.list_physical_devices("GPU")
+    if devices and not gpus:
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        try:
+            tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * devices)
+        except RuntimeError:
+            if len(tf.config.list_logical_devices("CPU")) != devices:
+                raise RecipesError("--devices must be set before TensorFlow starts: run it in a fresh process "
+                                   "(a new Python, or restart the notebook's kernel)") from None
+        names = [d.name for d in tf.config.list_logical_devices("CPU")]
+        return tf.distribute.MirroredStrategy(names)
+    return tf.distribute.MirroredStrategy()
+
+
+def is_chief(strategy) -> bool:
+    """True where the predictor is saved: always without multi-worker, else on worker 0 only."""
+    if strategy is None or not hasattr(strategy, "cluster_resolver") or strategy.cluster_resolver is None:
+        return True
+    resolver = strategy.cluster_resolver
+    return resolver.task_type in (None, "chief") or (resolver.task_type == "worker" and resolver.task_id == 0)
+
+
+def scope(strategy):
+    """The strategy's scope, or a no-op without one."""
+    return strategy.scope() if strategy is not None else contextlib.nullcontext()
+
+
+def replicas(strategy) -> int:
+    return strategy.num_replicas_in_sync if strategy is not None else 1
