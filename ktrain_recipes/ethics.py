@@ -158,7 +158,8 @@ def train_groups(task: Task, texts: list) -> list:
 
     deontology: the scenario (the pair's first text); virtue: the sentence before [SEP]; justice: runs of
     consecutive rows whose neighbours share at least 30% of their words (Jaccard), as its files keep the
-    variants of a scenario together; utilitarianism and commonsense: each row (a pair, a scenario) alone.
+    variants of a scenario together, joined where two runs share a sentence; utilitarianism and commonsense:
+    each row (a pair, a scenario) alone.
     """
     if task.name in ("deontology", "virtue"):
         return [t[0] if isinstance(t, tuple) else t.rpartition("[SEP]")[0].strip() for t in texts]
@@ -170,8 +171,28 @@ def train_groups(task: Task, texts: list) -> list:
                 current += 1
             groups.append(current)
             previous = words
-        return groups
+        return _merge_repeats(texts, groups)
     return list(range(len(texts)))
+
+
+def _merge_repeats(texts: list, groups: list) -> list:
+    """One group for runs that share a text: the same sentence in two runs would otherwise sit on both sides."""
+    parent = list(range(max(groups) + 1))
+
+    def root(g: int) -> int:
+        while parent[g] != g:
+            parent[g] = parent[parent[g]]
+            g = parent[g]
+        return g
+
+    first_group: dict = {}
+    for text, group in zip(texts, groups):
+        key = text if isinstance(text, str) else tuple(text)
+        if key in first_group:
+            parent[root(group)] = root(first_group[key])
+        else:
+            first_group[key] = group
+    return [root(g) for g in groups]
 
 
 def group_split(texts: list, labels: list, groups: list, fraction: float, seed: int):
