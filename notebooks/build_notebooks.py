@@ -301,8 +301,10 @@ def reuse() -> list:
         ("code", "from pathlib import Path\n"
                  "if not Path(PREDICTOR).exists():\n"
                  "    kr.run_recipe(SMALL_RUN)"),
-        ("md", "## Load\n`kr.load_checked_predictor` checks the manifest, then calls `ktrain.load_predictor`: "
-               "missing or edited files get a clear error instead of a TensorFlow traceback."),
+        ("md", "## Load\n`kr.load_checked_predictor` checks the manifest, then rebuilds ktrain's predictor from the "
+               "folder's config, weights, tokenizer files and label names: missing or edited files get a clear "
+               "error instead of a TensorFlow traceback. Unlike `ktrain.load_predictor`, it does not unpickle "
+               "`tf_model.preproc`, so a folder from someone else cannot run code when you load it."),
         ("code", CHECK + "predictor = kr.load_checked_predictor(PREDICTOR)\npredictor.get_classes()"),
         ("md", "## Single texts\nktrain's `predict` takes a list of texts:"),
         ("code", 'predictor.predict(["i finally got the job and i feel amazing", "i miss her so much"])'),
@@ -323,6 +325,41 @@ def reuse() -> list:
                  '    print("explain is unavailable here: eli5 (ktrain\'s fork) is not installed")\n'
                  'else:\n'
                  '    display(predictor.explain(table["text"][0]))'),
+        ("md", "## Serve it over HTTP\n`ktrain-recipes serve` puts the predictor behind an HTTP API and a web page. "
+               "It prefers the int8 ONNX copy of the model (no TensorFlow, no pickle, a few milliseconds per text), "
+               "so export it first:"),
+        ("code", "kr.export_onnx(PREDICTOR)"),
+        ("md", "Start the service in the background on this machine (127.0.0.1, port 8765) and wait until it "
+               "answers `/health`:"),
+        ("code", "import subprocess, sys, time\nimport httpx\n\n"
+                 "URL = \"http://127.0.0.1:8765\"\n"
+                 "server = subprocess.Popen([sys.executable, \"-m\", \"ktrain_recipes\", \"serve\", \"--predictor\", "
+                 "PREDICTOR, \"--port\", \"8765\"])\n"
+                 "for _ in range(240):\n"
+                 "    try:\n"
+                 "        if httpx.get(URL + \"/health\").status_code == 200:\n"
+                 "            break\n"
+                 "    except httpx.TransportError:\n"
+                 "        time.sleep(0.5)\n"
+                 "httpx.get(URL + \"/metadata\").json()[\"labels\"]"),
+        ("md", "From Python, `POST /predict` with a list of texts; each answer has the label and every label's "
+               "probability, and says which predictor answered:"),
+        ("code", "answer = httpx.post(URL + \"/predict\", json={\"texts\": [\"i finally got the job\", "
+                 "\"i miss her so much\"]}).json()\n"
+                 "pd.DataFrame([p[\"probabilities\"] for p in answer[\"predictions\"]], "
+                 "index=[p[\"label\"] for p in answer[\"predictions\"]]).round(3)"),
+        ("md", "Bad input gets a 4xx with a one-line JSON error, never a 5xx:"),
+        ("code", "response = httpx.post(URL + \"/predict\", json={\"texts\": [\"   \"]})\n"
+                 "response.status_code, response.json()"),
+        ("md", "From a shell, the same call with curl:\n\n"
+               "```bash\ncurl -s -X POST http://127.0.0.1:8765/predict -H 'content-type: application/json' \\\n"
+               "     -d '{\"texts\": [\"i finally got the job\"]}'\n```\n\n"
+               "In a browser, http://127.0.0.1:8765/ is a page with a text box, a button and one probability bar "
+               "per label, and http://127.0.0.1:8765/docs is the OpenAPI page, where every endpoint can be tried. "
+               "(On Colab the service runs inside the runtime, so these addresses are only reachable from the "
+               "notebook's own code.) Save a new predictor into the same folder and the running service switches "
+               "to it without dropping a request. Stop it when done:"),
+        ("code", "server.terminate()\nserver.wait()"),
     ]
 
 
