@@ -107,7 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("evaluate", help="score a saved predictor", formatter_class=fmt)
     p.add_argument("--predictor", required=True, help="a predictor folder written by train")
     add_config_flags(p, only=DATA_FIELDS)
-    p.add_argument("--split", default="validation", choices=["validation", "test"], help="the split to score")
+    p.add_argument("--split", default="validation", choices=["validation", "test", "all"],
+                   help="the split to score; all: every row of the data (a single file is not split)")
     p.add_argument("--limit", type=_flag_type(parse_limit), help="score a stratified sample of N texts")
     p.add_argument("--json", help="also write the metrics to this JSON file")
     add_loading_flags(p)
@@ -164,8 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--temperature", type=float, default=2.0, help="softens the teacher's probabilities")
     p.add_argument("--alpha", type=float, default=0.5,
                    help="weight of the true labels in the loss (1: labels alone, no teacher)")
+    # no --maxlen: the student reads texts with the teacher's tokenizer and maxlen
     add_config_flags(p, only=["out", "batch_size", "lr", "epochs", "weight_decay", "average_last", "limit",
-                              "eval_limit", "seed", "overwrite", "maxlen", *DATA_FIELDS])
+                              "eval_limit", "seed", "overwrite", *DATA_FIELDS])
     p.set_defaults(out=None)
 
     p = sub.add_parser("serve", help="serve a saved predictor over HTTP: /predict, /health, /metadata, a web page",

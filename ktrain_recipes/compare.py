@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 import os
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -33,10 +35,15 @@ def compare_runs(folder: str | os.PathLike = "runs", fallback: str | os.PathLike
     for path in paths:
         try:
             m = json.loads(path.read_text())
-            rows[path.parent.name] = {**m, "params_m": m["params"] / 1e6, "size_mb": folder_size_mb(path.parent,
-                                      "tf_model*"), "labels": ",".join(m["label_names"])}
-        except (ValueError, KeyError, TypeError):
-            print(f"note: skipped {path}: not a readable metrics.json of ktrain_recipes")
+            numbers = {k: float(m[k]) for k in ("accuracy", "macro_f1", "latency_p50_ms", "params")}
+            if not all(map(math.isfinite, numbers.values())):
+                raise ValueError("not finite")
+            rows[path.parent.name] = {**m, **numbers, "params_m": numbers["params"] / 1e6,
+                                      "size_mb": folder_size_mb(path.parent, "tf_model*"),
+                                      "labels": ",".join(map(str, m["label_names"]))}
+        except (ValueError, KeyError, TypeError, AttributeError):
+            print(f"note: skipped {path}: not a readable metrics.json of ktrain_recipes (scores missing or not "
+                  "numbers)", file=sys.stderr)
     if not rows:
         raise RecipesError(f"no readable {METRICS} under '{folder}': train some runs first")
     table = pd.DataFrame.from_dict(rows, orient="index")
@@ -78,6 +85,9 @@ def write_comparison(runs: str | os.PathLike, chart: str | os.PathLike | None = 
     """
     from .plots import plot_latency_vs_accuracy, save_figure
 
+    for path in (chart, table_out):  # before the work: a path that cannot be written is found now
+        if path and (Path(path).is_dir() or not Path(path).absolute().parent.is_dir()):
+            raise RecipesError(f"cannot write '{path}': choose a file in a folder that exists")
     table = compare_runs(runs)
     print(table.round(4).to_string(), "\n")
     print(recommend(table))

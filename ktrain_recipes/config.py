@@ -39,6 +39,9 @@ def parse_labels(value: str) -> list[str]:
     names = [n.strip() for n in value.split(",") if n.strip()]
     if len(names) < 2:
         raise ValueError(f"give at least two comma-separated label names, got {value!r}")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"label names must differ, but {', '.join(repeated)} is given twice")
     return names
 
 
@@ -118,6 +121,8 @@ class RecipeConfig:
         if self.epochs and self.average_last > self.epochs:
             raise RecipesError(f"--average-last {self.average_last} needs at least that many --epochs, "
                                f"got {self.epochs}")
+        if self.labels is not None and len(set(map(str, self.labels))) != len(self.labels):
+            raise RecipesError(f"--labels must name each label once, got {','.join(map(str, self.labels))}")
         if self.distribute not in ("none", "mirrored", "multiworker"):
             raise RecipesError(f"--distribute must be none, mirrored or multiworker, got {self.distribute!r}")
         if self.devices is not None and (self.devices < 1 or self.distribute != "mirrored"):

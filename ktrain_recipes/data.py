@@ -106,7 +106,8 @@ def load_data(source: str | os.PathLike | None = None, columns: Columns | None =
         raw, class_names = _read_hub(source, hub_config, columns)
         files = {}
     names = _choose_label_names(raw, labels or class_names)
-    splits = {split: (texts, _names_of(values, names, where, split))
+    by_position = bool(labels or class_names)  # integer labels are ids into names that were given
+    splits = {split: (texts, _names_of(values, names, where, split, by_position))
               for split, (texts, values, where) in raw.items()}
     if "train" in splits and len(set(splits["train"][1])) < 2:
         raise RecipesError(f"{source}: the training data has only one label ({splits['train'][1][0]!r}): "
@@ -162,6 +163,11 @@ def _read_file(path: Path, columns: Columns):
     kind = FORMATS[path.suffix.lower()]
     if path.stat().st_size == 0:
         raise RecipesError(f"{path}: the file is empty")
+    if kind == "csv":
+        with open(path, "rb") as f:
+            lines = [line for _, line in zip(range(2), f) if line.strip()]
+        if len(lines) < 2:
+            raise RecipesError(f"{path}: no rows below the header: add the data rows")
     try:
         ds = datasets.load_dataset(kind, data_files=str(path), split="train", **_reader_args(path))
     except Exception as exc:  # pyarrow/datasets parse errors come in many types
@@ -194,10 +200,16 @@ def _columns(ds, columns: Columns, source: str, where):
     for i, value in enumerate(values):
         if value is None or (isinstance(value, str) and not value.strip()):
             raise RecipesError(f"{where(i)}: empty label in column '{columns.label}'; every row needs one")
+        if not isinstance(value, (str, int, float)):
+            raise RecipesError(f"{where(i)}: the label in column '{columns.label}' is a {type(value).__name__}; give "
+                               "one label (a name or an integer) per row")
     return texts, values, where
 
 
 def _text(value, where: str, column: str) -> str:
+    if isinstance(value, (dict, list, tuple)):
+        raise RecipesError(f"{where}: column '{column}' holds a {type(value).__name__}, not text: give plain text "
+                           "(or name the column that holds it)")
     if value is None or not str(value).strip():
         raise RecipesError(f"{where}: empty text in column '{column}'; fill it or remove the row")
     return value if isinstance(value, str) else str(value)  # "123" may parse as a number
@@ -266,13 +278,22 @@ def _choose_label_names(raw: dict, given: list[str] | None) -> list[str]:
     return sorted(values)
 
 
-def _names_of(values: list, names: list[str], where, split: str) -> list[str]:
-    """Turn raw label values into names; a value not among the names is an error naming its line."""
+def _names_of(values: list, names: list[str], where, split: str, by_position: bool = False) -> list[str]:
+    """Turn raw label values into names; a value not among the names is an error naming its line.
+
+    With ``by_position`` (names given by the user or the hub), an integer label is a position in ``names``,
+    even when the names look like numbers (``--labels 1,0``: label 0 is named "1").
+    """
     known = set(names)
     out = []
     for i, value in enumerate(values):
         name = str(value).strip()
-        if _is_int(value) and name not in known and 0 <= value < len(names):
+        if _is_int(value) and by_position:
+            if not 0 <= value < len(names):
+                raise RecipesError(f"{where(i)}: label {value} is an id beyond the {len(names)} label names given "
+                                   f"({', '.join(names)}): integer labels are positions in that list")
+            name = names[value]
+        elif _is_int(value) and name not in known and 0 <= value < len(names):
             name = names[value]  # an integer id into names given by the user or the hub
         if name not in known:
             what = "the training data" if split != "train" else "the label names"

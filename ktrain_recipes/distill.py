@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import math
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,10 +41,22 @@ class DistillSettings:
         """Raise RecipesError for settings out of range."""
         if self.layers < 1:
             raise RecipesError(f"--layers must be at least 1, got {self.layers}")
-        if not self.temperature > 0:
-            raise RecipesError(f"--temperature must be above 0, got {self.temperature}")
+        if not (math.isfinite(self.temperature) and self.temperature > 0):
+            raise RecipesError(f"--temperature must be a finite number above 0 (2 to 4 is usual), got "
+                               f"{self.temperature}")
         if not 0 <= self.alpha <= 1:
             raise RecipesError(f"--alpha must be between 0 and 1, got {self.alpha}")
+
+
+def _check_same_tokenizer(student: str, teacher_tokenizer) -> None:
+    """The student is fed the teacher's token ids: refuse a student checkpoint whose vocabulary differs."""
+    from .maxlen import load_tokenizer
+    from .models import resolve_model
+
+    if load_tokenizer(resolve_model(student)).get_vocab() != teacher_tokenizer.get_vocab():
+        raise RecipesError(f"--student {student} has another tokenizer than the teacher, and would be fed the "
+                           "teacher's token ids: choose a student of the teacher's family (or leave --student out "
+                           "to cut the teacher's own checkpoint)")
 
 
 def encoder_layers(model) -> list:
@@ -173,6 +186,9 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
                            f"({', '.join(teacher_predictor.get_classes())}): distil on the teacher's data")
     train = sample(ds.texts("train"), ds.labels("train"), config.limit, config.seed)
     val = sample(ds.texts("validation"), ds.labels("validation"), config.eval_limit, config.seed)
+    ds.check_trainable(train[1])  # before any long work, as train does
+    if settings.student:
+        _check_same_tokenizer(settings.student, t.get_tokenizer())
     set_seed(config.seed)
     trn = bucket_batches(t.preprocess_train(train[0], ds.label_ids(train[1]), verbose=0), config.seed)
     val_data = bucket_batches(t.preprocess_test(val[0], ds.label_ids(val[1]), verbose=0), config.seed)
@@ -191,7 +207,7 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     stage = stage_dir(out)
     try:
         trained = fit_with_checkpoint(learner, config.lr, config.epochs, checkpoint, checkpoint.start_fresh(),
-                                      average_last=config.average_last)
+                                      average_last=config.average_last, resumable=False)
         student.compile(optimizer="adam", loss=tf.keras.losses.CategoricalCrossentropy(from_logits=True))
         # ktrain rebuilds a saved model from its preprocessor's config: the student's, not the teacher's
         preproc = copy.copy(t)

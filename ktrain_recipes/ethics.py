@@ -269,7 +269,11 @@ def read_pairs(path: Path) -> list[tuple[str, str]]:
 
     if not path.is_file():
         raise RecipesError(f"no {path}: point --data at a folder laid out like the ETHICS archive")
-    table = pd.read_csv(path, header=None, keep_default_na=False, dtype=str)
+    try:
+        table = pd.read_csv(path, header=None, keep_default_na=False, dtype=str)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError) as exc:
+        raise RecipesError(f"{path}: not two comma-separated columns ({str(exc).splitlines()[0][:120]}): use the "
+                           "archive's file") from None
     if table.shape[1] != 2:
         raise RecipesError(f"{path}: expected two columns (more pleasant, less pleasant), got {table.shape[1]}")
     return list(zip(table[0], table[1]))

@@ -66,7 +66,8 @@ def evaluate_saved(predictor_dir: str, config=None, split: str = "validation", l
 
     Args:
       predictor_dir: folder written by ``run_recipe``.  config: a RecipeConfig naming the data and its columns.
-      split: 'validation' or 'test'.  limit: score a stratified sample of this many texts.
+      split: 'validation', 'test', or 'all' (every row of every split; a single file whole).
+      limit: score a stratified sample of this many texts.
       int8: use the exported int8 ONNX model (see ``onnx_inference.export_onnx``) instead of ktrain.
       strict: refuse a predictor saved under other package versions.
       unpickle_preproc: load ktrain's pickle (see ``loading.load_checked_predictor``).
@@ -78,8 +79,17 @@ def evaluate_saved(predictor_dir: str, config=None, split: str = "validation", l
     config = config or RecipeConfig()
     # first: its errors are the cheaper to find
     predictor = open_predictor(predictor_dir, int8, strict, unpickle_preproc=unpickle_preproc)
-    ds = config.load_data()
-    texts, labels = sample(ds.texts(split), ds.labels(split), limit, config.seed)
+    if split == "all":  # every row: a single file is read whole, not split into train and validation
+        from .data import Columns, load_data
+
+        columns = Columns(text=config.text_column, label=config.label_column, pair=config.pair_column)
+        ds = load_data(config.data, columns, config.labels, config.data_config, hold_out=False)
+        texts = [t for s in ds.splits.values() for t in s[0]]
+        labels = [y for s in ds.splits.values() for y in s[1]]
+        texts, labels = sample(texts, labels, limit, config.seed)
+    else:
+        ds = config.load_data()
+        texts, labels = sample(ds.texts(split), ds.labels(split), limit, config.seed)
     metrics = evaluate_predictor(lambda t: classify(predictor, t), texts, labels, list(predictor.get_classes()))
     metrics["split"] = split
     return metrics

@@ -193,7 +193,7 @@ class Checkpoint:
 
 def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint | None = None,
                         record: dict | None = None, callbacks: list | None = None, average_last: int = 1,
-                        class_weight: dict | None = None) -> dict:
+                        class_weight: dict | None = None, resumable: bool = True) -> dict:
     """Call ``learner.fit_onecycle(lr, epochs)``, adding what a long run needs; return the run's record.
 
     Adds: the few-updates note, per-epoch timing, a stop on a NaN loss, a clear message when memory runs
@@ -225,7 +225,8 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
             raise  # no epoch finished: nothing worth keeping
         learner.model.load_weights(str(checkpoint.weights))
         interrupted = True
-        print(f"\ninterrupted: restored the best epoch so far (kept in {checkpoint.weights}; --resume goes on)")
+        print(f"\ninterrupted: restored the best epoch so far (kept in {checkpoint.weights}; --resume goes on)"
+              if resumable else "\ninterrupted: restored the best epoch so far, and saving it")
     losses = learner.model.history.history.get("loss", []) if learner.model.history else []
     if any(not math.isfinite(v) for v in losses):
         raise RecipesError(f"training diverged (the loss became NaN at lr {lr}): try a lower --lr; nothing "
