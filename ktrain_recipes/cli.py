@@ -185,6 +185,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="docs", help="where serve_bench.json and serve_bench.md go")
     p.add_argument("--assets", default="assets", help="where the chart serve_bench.png goes")
 
+    p = sub.add_parser("scale-bench", help="a large corpus with the int8 model: in memory vs streaming vs Ray "
+                       "(local)", formatter_class=fmt)
+    p.add_argument("--predictor", required=True, help="a predictor folder with its int8 ONNX model (see export)")
+    p.add_argument("--data", help="emotion's folder (the corpus repeats its texts; default: $EMOTION_DATA)")
+    p.add_argument("--texts", type=int, default=1_000_000, help="texts in the streamed corpus")
+    p.add_argument("--in-memory", type=int, default=100_000, help="texts scored in memory (the first ones)")
+    p.add_argument("--ray-texts", type=int, default=100_000, help="texts scored by Ray in local mode (0: skip)")
+    p.add_argument("--work", default="runs/scale", help="where the corpus and the outputs go")
+    p.add_argument("--out", default="docs", help="where scale_bench.json goes")
+
     p = sub.add_parser("bench", help="tutorial recipe vs default recipe, ktrain predictor vs int8 ONNX",
                        formatter_class=fmt)
     add_config_flags(p, only=["model", "limit", "eval_limit", "epochs", "seed", *DATA_FIELDS], limit=400, epochs=2)
@@ -306,6 +316,12 @@ def cmd_serve_bench(args) -> None:
     run_serve_bench(args.predictor, args.out, args.assets, args.concurrency, args.seconds)
 
 
+def cmd_scale_bench(args) -> None:
+    from .scale_bench import run_scale_bench
+
+    run_scale_bench(args.predictor, args.data, args.texts, args.in_memory, args.ray_texts, args.work, args.out)
+
+
 def cmd_models(args) -> None:
     from .models import list_models
 
@@ -316,7 +332,8 @@ def cmd_models(args) -> None:
 
 COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict, "export": cmd_export,
             "models": cmd_models, "compare": cmd_compare, "bench": cmd_bench, "ethics": cmd_ethics,
-            "distill": cmd_distill, "serve": cmd_serve, "serve-bench": cmd_serve_bench}
+            "distill": cmd_distill, "serve": cmd_serve, "serve-bench": cmd_serve_bench,
+            "scale-bench": cmd_scale_bench}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -170,3 +170,15 @@ def test_the_readme_spark_recipe(exported, texts, tmp_path):
     finally:
         spark.stop()
     assert labels == kr.classify(kr.open_predictor(folder, int8=True), texts)
+
+
+def test_scale_bench_measures_the_three_paths(exported, emotion_dir, tmp_path):
+    from ktrain_recipes.scale_bench import run_scale_bench
+
+    result = run_scale_bench(str(exported), str(emotion_dir), texts=3000, in_memory=2000, ray_texts=500,
+                             work=str(tmp_path), out=str(tmp_path))
+    rows = result["rows"]
+    assert rows["b_streaming_int8"]["texts"] == 3000 and rows["a_in_memory_int8"]["texts"] == 2000
+    assert rows["c_ray_local"]["texts"] == 500
+    assert all(r["texts_per_s"] > 0 and r["peak_rss_mb"] > 50 for r in rows.values())
+    assert sum(1 for _ in open(tmp_path / "scored.csv")) == 3001
