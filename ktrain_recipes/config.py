@@ -91,6 +91,9 @@ class RecipeConfig:
     resume: bool = _setting(False, "continue from the checkpoint an interrupted run left; with --epochs 0, "
                             "just save it")
 
+    def __post_init__(self) -> None:
+        self.check()  # a bad setting fails where it is written (a notebook cell, a flag), not when a run starts
+
     def with_defaults(self) -> RecipeConfig:
         """Return a copy with the registry defaults filled in for batch_size, lr and epochs, checked."""
         from .models import get_spec

@@ -147,3 +147,12 @@ def test_binary_labels_with_names_and_sentence_pairs(tiny_models, tmp_path, caps
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0] == "text,second,label,p_no,p_yes" and len(lines) == 3
     assert {line.split(",")[2] for line in lines[1:]} <= {"no", "yes"}
+
+
+def test_a_bad_setting_fails_where_it_is_written():
+    from ktrain_recipes import RecipesError
+
+    with pytest.raises(RecipesError, match="--lr must be a finite number above 0"):
+        RecipeConfig(lr=-1)
+    with pytest.raises(RecipesError, match="--val-fraction must be between 0 and 1"):
+        RecipeConfig(val_fraction=2)
