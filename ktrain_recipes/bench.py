@@ -197,17 +197,11 @@ def _write_bench(result: dict, out: Path, assets: Path) -> None:
 
 def hardware() -> str:
     """Describe this machine in words: CPU model, cores, GPUs (for figure captions)."""
-    import platform
-
-    cpu = platform.processor() or "CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     import tensorflow as tf
+
+    from .timing import cpu_model
+
+    cpu = cpu_model()
 
     gpus = len(tf.config.list_physical_devices("GPU"))
     return f"{os.cpu_count()}-core {cpu}, " + (f"{gpus} GPU(s)" if gpus else "no GPU")

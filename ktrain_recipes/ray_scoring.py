@@ -96,22 +96,17 @@ def predict_with_ray(folder: str | os.PathLike, path: str | os.PathLike, output:
         scored = ds.map_batches(_Scorer, fn_constructor_args=(str(folder), pair_column), batch_format="pandas",
                                 batch_size=chunk_size, num_cpus=1, compute=ray.data.ActorPoolStrategy(size=n_actors))
         rows = 0
-        for batch in scored.iter_batches(batch_format="pandas", batch_size=None):
-            if batch[ERROR_COLUMN].any():
-                bad = int(np.argmax(batch[ERROR_COLUMN].to_numpy()))
-                raise RecipesError(f"{path}: row {rows + bad + 1} is empty, only whitespace or not text: fix or "
-                                   "remove it")
-            probs = batch[[f"p_{n}" for n in model.classes]].to_numpy()
-            table = batch.drop(columns=[ERROR_COLUMN, *[f"p_{n}" for n in model.classes]])
-            texts = list(zip(table["text"], table[pair_column])) if pair_column else list(table["text"])
-            writer.write(texts, probs, table if input_format(path) != "txt" else None)
-            rows += len(batch)
-        if rows == 0:
-            raise RecipesError(f"{path} holds no text to classify")
-        writer.close()
-    except BaseException:
-        writer.abort()
-        raise
+        with writer:
+            for batch in scored.iter_batches(batch_format="pandas", batch_size=None):
+                if batch[ERROR_COLUMN].any():
+                    bad = int(np.argmax(batch[ERROR_COLUMN].to_numpy()))
+                    raise RecipesError(f"{path}: row {rows + bad + 1} is empty, only whitespace or not text: fix "
+                                       "or remove it")
+                probs = batch[[f"p_{n}" for n in model.classes]].to_numpy()
+                table = batch.drop(columns=[ERROR_COLUMN, *[f"p_{n}" for n in model.classes]])
+                texts = list(zip(table["text"], table[pair_column])) if pair_column else list(table["text"])
+                writer.write(texts, probs, table if input_format(path) != "txt" else None)
+                rows += len(batch)
     finally:
         if started:
             ray.shutdown()

@@ -47,7 +47,16 @@ def flask_app(predictor: str, host: str, port: int) -> None:
     app.run(host=host, port=port, threaded=True)
 
 
-def _free_port() -> int:
+def stop(proc: subprocess.Popen, timeout: float = 20) -> None:
+    """Terminate a server process; kill it if it does not exit in time."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -136,7 +145,7 @@ def bench_server(name: str, predictor: str, concurrencies: list[int], seconds: f
     """Start one server, warm it up, read its resident memory at rest, then load it at each concurrency."""
     import psutil
 
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen(_command(name, predictor, port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -150,11 +159,7 @@ def bench_server(name: str, predictor: str, concurrencies: list[int], seconds: f
             levels.append(_level(name, url, c, seconds))
             print(f"{name} c={c}: {levels[-1]}", file=sys.stderr)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
     return {"server": name, "what": SERVERS[name], "rss_mb_at_rest": round(rss / 1e6, 1), "levels": levels}
 
 
@@ -180,18 +185,9 @@ def run_serve_bench(predictor: str, out: str = "docs", assets: str = "assets", c
 
 
 def _cpu() -> str:
-    import os
-    import platform
+    from .timing import cpu_model
 
-    model = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{os.cpu_count()} cores, {model}"
+    return f"{os.cpu_count()} cores, {cpu_model()}"
 
 
 def _at(row: dict, c: int) -> dict:

@@ -199,6 +199,19 @@ class PredictionWriter:
         if self.output is not None:
             os.replace(self.partial, self.output)
 
+    def __enter__(self) -> "PredictionWriter":
+        return self
+
+    def __exit__(self, kind, error, trace) -> None:
+        """Rename the output into place when every chunk was written; drop it on any error (or no text)."""
+        if kind is None and self.rows == 0:
+            self.abort()
+            raise RecipesError("the input holds no text to classify: give a file with at least one non-blank text")
+        if kind is None:
+            self.close()
+        else:
+            self.abort()
+
     def abort(self) -> None:
         """Drop the partial file: nothing is left at, or beside, ``output``."""
         for handle in (self._file, self._parquet):
@@ -236,7 +249,7 @@ def predict_file(predictor, path: str | os.PathLike, output: str | None = None, 
     writer = PredictionWriter(output, fmt, model.classes, proba)
     bar = tqdm(total=count_rows(path), unit="texts", file=sys.stderr, disable=not progress, dynamic_ncols=True)
     start = 0
-    try:
+    with writer, bar:
         for chunk in read_chunks(path, encoding, pair_column, chunk_size):
             texts = texts_of(chunk, pair_column)
             try:
@@ -246,14 +259,6 @@ def predict_file(predictor, path: str | os.PathLike, output: str | None = None, 
             writer.write(texts, probs, chunk if input_format(path) != "txt" else None)
             start += len(texts)
             bar.update(len(texts))
-        if start == 0:
-            raise RecipesError(f"{path} holds no text to classify")
-        writer.close()
-    except BaseException:
-        writer.abort()
-        raise
-    finally:
-        bar.close()
     return start
 
 

@@ -83,3 +83,17 @@ def timed(label: str = ""):
         timer.seconds = time.perf_counter() - start
         if label:
             print(f"{label}: {timer.seconds:.1f} s")
+
+
+def cpu_model() -> str:
+    """This machine's CPU model name (from /proc/cpuinfo where there is one), for figure captions."""
+    import platform
+    from pathlib import Path
+
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "CPU"

@@ -11,6 +11,33 @@ from ktrain_recipes.onnx_inference import export_onnx
 from ktrain_recipes.saving import MANIFEST, restage, swap_into_place, write_json_atomic
 
 
+class Payload:
+    """Unpickling this writes a marker file: proof that code from the folder ran."""
+
+    def __init__(self, marker: str):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.write_text, (Path(self.marker), "pwned"))
+
+
+def plant_payload(source: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of ``source`` whose tf_model.preproc is a pickle that writes a marker, with the manifest recomputed
+    as its author would; returns (folder, marker)."""
+    import pickle
+    import shutil
+
+    from ktrain_recipes.saving import write_manifest
+
+    folder, marker = tmp_path / "planted", tmp_path / "marker"
+    shutil.copytree(source, folder)
+    (folder / "tf_model.preproc").write_bytes(pickle.dumps(Payload(str(marker))))
+    manifest = json.loads((folder / MANIFEST).read_text())
+    extra = {k: manifest[k] for k in ("kind", "pairs", "onnx_inputs") if k in manifest}
+    write_manifest(folder, manifest["label_names"], manifest["maxlen"], {"model_id": manifest["model_id"]}, **extra)
+    return folder, marker
+
+
 def reversed_twin(source: Path, out: Path) -> Path:
     """The same classifier with its labels in reverse order and its output rows permuted to match: it gives
     the same label names for every text, so a load mixing one's labels with the other's weights shows."""

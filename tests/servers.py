@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -10,11 +9,7 @@ from contextlib import contextmanager
 
 import httpx
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from ktrain_recipes.serve_bench import free_port, stop
 
 
 @contextmanager
@@ -39,8 +34,4 @@ def running(args: list[str], health: str = "/health", timeout: float = 120.0):
             time.sleep(0.2)
         yield url, proc
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)

@@ -2,7 +2,6 @@
 derived, and loads stay whole while another process saves into the folder."""
 
 import json
-import pickle
 import shutil
 import subprocess
 import sys
@@ -17,33 +16,14 @@ from ktrain_recipes import RecipesError, cli
 from ktrain_recipes.onnx_inference import export_onnx, load_int8_predictor
 from ktrain_recipes.saving import MANIFEST, read_manifest, write_manifest
 
+from predictor_copies import plant_payload
+
 TEXTS = ["i feel so happy today", "i am terrified of the dark", "this makes me furious", "i feel alone"]
-
-
-class Payload:
-    """Unpickling this writes a marker file: proof that code from the folder ran."""
-
-    def __init__(self, marker: str):
-        self.marker = marker
-
-    def __reduce__(self):
-        return (Path.write_text, (Path(self.marker), "pwned"))
-
-
-def rehash(folder: Path) -> None:
-    """Recompute the manifest as an author planting a payload would (labels and maxlen kept)."""
-    manifest = json.loads((folder / MANIFEST).read_text())
-    extra = {k: manifest[k] for k in ("kind", "pairs", "onnx_inputs") if k in manifest}
-    write_manifest(folder, manifest["label_names"], manifest["maxlen"], {"model_id": manifest["model_id"]}, **extra)
 
 
 @pytest.fixture
 def planted(exported, tmp_path):
-    folder = tmp_path / "planted"
-    shutil.copytree(exported, folder)
-    marker = tmp_path / "marker"
-    (folder / "tf_model.preproc").write_bytes(pickle.dumps(Payload(str(marker))))
-    rehash(folder)
+    folder, marker = plant_payload(exported, tmp_path)
     read_manifest(folder)  # the manifest check passes: it guards against damage, not against an author
     return folder, marker
 

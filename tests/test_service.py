@@ -123,15 +123,9 @@ print("ok")
 
 
 def test_the_int8_service_imports_no_tensorflow_and_never_runs_the_pickle(exported, tmp_path):
-    import pickle
+    from predictor_copies import plant_payload
 
-    from test_safe_loading import Payload, rehash
-
-    folder = tmp_path / "planted"
-    shutil.copytree(exported, folder)
-    marker = tmp_path / "marker"
-    (folder / "tf_model.preproc").write_bytes(pickle.dumps(Payload(str(marker))))
-    rehash(folder)
+    folder, marker = plant_payload(exported, tmp_path)
     run = subprocess.run([sys.executable, "-c", NO_TF, str(folder)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
     assert not marker.exists()
