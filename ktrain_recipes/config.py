@@ -88,8 +88,8 @@ class RecipeConfig:
     devices: int | None = _setting(None, "with --distribute mirrored on a machine without GPUs: split the CPU into "
                                    "N logical devices (to try it out; not faster)", int)
     overwrite: bool = _setting(False, "replace --out if it holds a predictor saved by ktrain_recipes")
-    resume: bool = _setting(False, "continue from the checkpoint an interrupted run left; with --epochs 0, "
-                            "just save it")
+    resume: bool = _setting(False, "continue from the checkpoint an interrupted run left: --epochs N more epochs "
+                            "with a fresh one-cycle schedule; with --epochs 0, just save it")
 
     def __post_init__(self) -> None:
         self.check()  # a bad setting fails where it is written (a notebook cell, a flag), not when a run starts

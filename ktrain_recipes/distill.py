@@ -214,9 +214,11 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
         preproc.config = student.config
         predictor = ktrain.get_predictor(student, preproc, batch_size=config.batch_size)
         metrics = measure(predictor, val, ds.label_names)
-        record_run(metrics, dataclasses.replace(config, model=settings.student or settings.teacher), t.maxlen,
+        # absolute paths: distilling from this student later, from another folder, finds its teacher
+        teacher = str(Path(settings.teacher).resolve())
+        record_run(metrics, dataclasses.replace(config, model=settings.student or teacher), t.maxlen,
                    trained, learner, n_train=len(train[0]), data=ds.source, pairs=isinstance(train[0][0], tuple),
-                   distillation={**dataclasses.asdict(settings), "layer_map": mapping})
+                   distillation={**dataclasses.asdict(settings), "teacher": teacher, "layer_map": mapping})
         save_checked_predictor(predictor, out, metrics, stage=stage, overwrite=config.overwrite)
         checkpoint.clear()
     except BaseException:

@@ -71,6 +71,9 @@ def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None, per_e
         raise RecipesError("--resume is the chief's: run it on worker 0")
     record = checkpoint.resume(learner.model) if config.resume else \
         (checkpoint.start_fresh() if checkpoint else Checkpoint.empty_record())
+    if config.resume:
+        print(f"resuming after {record['epochs_completed']} epoch(s): --epochs {config.epochs} more, with a fresh "
+              "one-cycle schedule (with --resume, --epochs counts this leg's epochs)")
     stage = stage_dir(out) if chief else Path(tempfile.mkdtemp(prefix="worker-"))
     try:
         found = _lr_find(learner, stage) if config.lr_find else {}

@@ -59,6 +59,8 @@ def test_a_tiny_teacher_distils_into_a_saved_student(tiny_models, small_data, tm
                      str(out)]) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["distillation"]["layer_map"] == [0] and metrics["distillation"]["temperature"] == 3.0
+    # the teacher is recorded as an absolute path, so distilling from this student works from any folder
+    assert metrics["distillation"]["teacher"] == str(teacher.resolve()) and metrics["model"] == str(teacher.resolve())
     assert json.loads((out / "config.json").read_text())["num_hidden_layers"] == 1
     assert metrics["params"] < json.loads((teacher / "metrics.json").read_text())["params"]
     loaded = kr.load_checked_predictor(out)  # ktrain rebuilds it from the preprocessor's config: the student's

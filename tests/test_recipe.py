@@ -103,7 +103,8 @@ def _ctrl_c_in_second_epoch():
     return CtrlCInSecondEpoch()
 
 
-def test_ctrl_c_keeps_the_best_epoch_and_resume_of_the_same_run_saves_it(tiny_models, small_data, tmp_path):
+def test_ctrl_c_keeps_the_best_epoch_and_resume_of_the_same_run_saves_it(tiny_models, small_data, tmp_path,
+                                                                        capsys):
     import numpy as np
 
     from ktrain_recipes.train import Checkpoint
@@ -124,7 +125,9 @@ def test_ctrl_c_keeps_the_best_epoch_and_resume_of_the_same_run_saves_it(tiny_mo
         kr.run_recipe(RecipeConfig(model, data=str(small_data), out=str(tmp_path / "other"), epochs=0, resume=True))
     with pytest.raises(RecipesError, match="from a run with other seed"):
         kr.run_recipe(RecipeConfig(model, data=str(small_data), out=str(out), epochs=0, resume=True, seed=5))
+    capsys.readouterr()
     metrics = kr.run_recipe(RecipeConfig(**{**config.settings(), "epochs": 1}))
+    assert "resuming after 1 epoch(s): --epochs 1 more" in capsys.readouterr().out  # what --epochs means here
     # the whole run is recorded: the interrupted leg's epoch and this one's
     assert metrics["epochs_completed"] == 2 and len(metrics["history"]["loss"]) == 2
     assert metrics["train_seconds"] > trained["train_seconds"] and kr.load_checked_predictor(out)
