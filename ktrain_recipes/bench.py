@@ -90,7 +90,7 @@ def run_bench(config: RecipeConfig, predictor: str | None = None, out: str | os.
     (length-sorted batches), both for ``predictor`` when given (e.g. a full-data run), else (b)'s.
     """
     from .data import sample
-    from .onnx_inference import export_onnx, load_onnx_predictor
+    from .onnx_inference import load_onnx_predictor
     from .prediction import classify
     from .loading import load_checked_predictor
 
@@ -99,12 +99,14 @@ def run_bench(config: RecipeConfig, predictor: str | None = None, out: str | os.
     if out.is_file() or (out.is_dir() and any(out.iterdir()) and not (out / "bench.json").exists()):
         raise RecipesError(f"bench --out '{out}' holds files that are not a bench run: choose a new or empty folder")
     ds = config.load_data()
+    for folder in ([predictor] if predictor else []) + list(students):  # before the training rows, not after
+        _check_bench_predictor(folder, ds.label_names)
     tutorial, tutorial_metrics = _train_row("a_tutorial_recipe", dataclasses.replace(
         config, **TUTORIAL, out=str(out / "a_tutorial_recipe"), overwrite=True), ds)
     default, default_metrics = _train_row("b_default_recipe", dataclasses.replace(
         config, out=str(out / "b_default_recipe"), overwrite=True), ds)
     target = Path(predictor) if predictor else out / default["name"]
-    export_onnx(target)
+    _export_once(target)
     val = sample(ds.texts("validation"), ds.labels("validation"), config.eval_limit, config.seed)
     names = json.loads((target / METRICS).read_text())["label_names"]
     plain = inference_row("c_ktrain_predictor", lambda: load_checked_predictor(target).predict, target, val, names,
@@ -113,7 +115,7 @@ def run_bench(config: RecipeConfig, predictor: str | None = None, out: str | os.
                           names, "model.int8.onnx")
     rows = [tutorial, default, plain, fast]
     for student in map(Path, students):  # distilled students (see `distill`), as predictors and as int8 ONNX
-        export_onnx(student)
+        _export_once(student)
         rows.append(inference_row(f"student {student.name}", lambda s=student: load_checked_predictor(s).predict,
                                   student, val, names, "tf_model.h5"))
         rows.append(inference_row(f"student {student.name} int8",
@@ -193,6 +195,30 @@ def _write_bench(result: dict, out: Path, assets: Path) -> None:
                f"{s['eval_limit']} validation texts")
     save_figure(plot_bench(result["rows"], ROW_TITLES, caption), assets / "bench.png")
     print((out / "bench.md").read_text())
+
+
+def _check_bench_predictor(folder: str, label_names: list[str]) -> None:
+    """A --predictor or --students folder must be a whole predictor of the data's labels."""
+    from .saving import read_manifest
+
+    manifest = read_manifest(folder)
+    if list(manifest["label_names"]) != list(label_names):
+        raise RecipesError(f"'{folder}' predicts {', '.join(manifest['label_names'])}, but the data's labels are "
+                           f"{', '.join(label_names)}: bench a predictor trained on this data")
+
+
+def _export_once(folder: Path) -> None:
+    """Export the ONNX files only where the folder lacks them (or they are damaged): a user's predictor is
+    otherwise left as it is."""
+    from .onnx_inference import export_onnx
+    from .saving import ONNX_FP32, ONNX_INT8, check_derived, read_manifest
+
+    manifest = read_manifest(folder)
+    try:
+        for name in (ONNX_FP32, ONNX_INT8):
+            check_derived(folder, manifest, name)
+    except RecipesError:
+        export_onnx(folder)
 
 
 def hardware() -> str:

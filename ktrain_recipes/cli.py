@@ -198,7 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="tutorial recipe vs default recipe, ktrain predictor vs int8 ONNX",
                        formatter_class=fmt)
     add_config_flags(p, only=["model", "limit", "eval_limit", "epochs", "seed", *DATA_FIELDS], limit=400, epochs=2)
-    p.add_argument("--predictor", help="benchmark inference on this saved predictor (default: the default recipe's)")
+    p.add_argument("--predictor", help="benchmark inference on this saved predictor (default: the default recipe's); "
+                                       "its ONNX files are added only if it lacks them")
     p.add_argument("--out", default="runs/bench", help="where bench.json, bench.md and the runs go")
     p.add_argument("--assets", default="assets", help="where the chart bench.png goes")
     p.add_argument("--students", nargs="*", default=[], help="distilled student predictors to add as rows")

@@ -151,3 +151,19 @@ def test_bad_utilitarianism_files_are_one_line(tmp_path, content):
     (tmp_path / "util_test.csv").write_text(content)
     with pytest.raises(RecipesError, match="util_test.csv"):
         read_pairs(tmp_path / "util_test.csv")
+
+
+def test_bench_checks_its_predictors_before_training(tiny_predictor, small_data, tmp_path, capsys):
+    import json as json_
+
+    other = tmp_path / "other"
+    shutil.copytree(tiny_predictor, other)
+    from ktrain_recipes.saving import MANIFEST, write_manifest
+
+    manifest = json_.loads((other / MANIFEST).read_text())
+    write_manifest(other, list(reversed(manifest["label_names"])), manifest["maxlen"], {"model_id": "x"})
+    for flags, words in [(["--predictor", str(other)], "but the data's labels are"),
+                         (["--students", str(tmp_path / "missing")], "does not exist")]:
+        assert cli.main(["bench", "--data", str(small_data), "--out", str(tmp_path / "b"), *flags]) == 1
+        assert words in capsys.readouterr().err
+        assert not (tmp_path / "b").exists()  # refused before any training row
