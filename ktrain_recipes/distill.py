@@ -171,7 +171,7 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     from .data import sample
     from .recipe import measure, record_run
     from .loading import load_checked_predictor
-    from .saving import check_out_dir, save_checked_predictor, stage_dir
+    from .saving import check_out_dir, check_space, save_checked_predictor, stage_dir
     from .train import Checkpoint, fit_with_checkpoint, set_seed
 
     settings.check()
@@ -203,6 +203,7 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     student.compile(optimizer=optimizer, loss=distillation_loss(n, settings.temperature, settings.alpha),
                     metrics=[label_accuracy(n)])
     learner = ktrain.get_learner(student, train_data=trn, val_data=val_data, batch_size=config.batch_size)
+    check_space(out, student.count_params())
     checkpoint = Checkpoint(out, {"teacher": settings.teacher, "layers": settings.layers, "seed": config.seed})
     stage = stage_dir(out)
     try:

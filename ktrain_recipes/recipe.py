@@ -14,7 +14,7 @@ from .maxlen import load_tokenizer, resolve_maxlen
 from .models import get_spec, resolve_model
 from .plots import plot_confusion_matrix, save_figure
 from .prediction import classify
-from .saving import check_out_dir, save_checked_predictor, stage_dir
+from .saving import check_out_dir, check_space, save_checked_predictor, stage_dir
 from .timing import time_inference
 from .train import Checkpoint, fit_with_checkpoint, optimizer_steps, set_seed, steady_examples_per_s
 from .versions import package_versions
@@ -65,6 +65,7 @@ def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None, per_e
         if config.weight_decay:
             learner.set_weight_decay(config.weight_decay)  # recompiles with ktrain's AdamWeightDecay
 
+    check_space(out, learner.model.count_params())  # a disk that fills while saving crashes h5py
     chief = is_chief(strategy)  # with several workers only the chief keeps a checkpoint and saves
     checkpoint = Checkpoint(out, checkpoint_identity(config, ds.label_names, maxlen)) if chief else None
     if checkpoint is None and config.resume:

@@ -78,6 +78,19 @@ def _check_writable(parent: Path) -> None:
         raise RecipesError(f"cannot write in '{parent}' ({exc.strerror or exc}): choose another --out") from None
 
 
+def check_space(out: str | os.PathLike, params: int) -> None:
+    """Refuse, before training, an ``--out`` whose disk cannot hold the run's files: the best epoch's
+    checkpoint and the staged predictor (float32 weights each) while the old predictor is still there.
+    A disk that fills during a save makes h5py crash the process instead of raising."""
+    parent = Path(out).absolute().parent
+    needed = 2 * 4 * params + (2 << 20)  # checkpoint + staged weights, plus tokenizer, plots, JSON
+    free = shutil.disk_usage(parent).free
+    if free < needed:
+        raise RecipesError(f"only {free / 1e6:.1f} MB free where --out '{out}' goes; this model needs about "
+                           f"{needed / 1e6:.1f} MB there (checkpoint and staged predictor): free some space or "
+                           "choose another --out")
+
+
 def stage_dir(out: Path) -> Path:
     """Create the staging folder a predictor is written into before it is renamed to ``out``."""
     out = Path(out)

@@ -149,3 +149,33 @@ def test_loads_racing_a_writer_see_one_whole_predictor(exported, twin, tmp_path)
         swaps = int(writer.communicate(timeout=60)[0])
     assert writer.returncode == 0 and swaps >= 1000, swaps
     assert loads >= 20 and len(labels_seen) == 2  # both saves were loaded, each whole
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 512 KB tmpfs (a small predictor fits, its ONNX files do not), where this machine lets the tests mount one."""
+    import subprocess
+
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mount)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here (needs root): the disk-full case is not exercised")
+    yield mount
+    subprocess.run(["umount", str(mount)])
+
+
+def test_a_full_disk_gives_one_line_errors_and_keeps_the_old_predictor(tiny_predictor, small_data,
+                                                                         small_disk, capsys):
+    old = small_disk / "pred"
+    shutil.copytree(tiny_predictor, old)
+    before = {p.name: p.read_bytes() for p in old.iterdir()}
+    model = json.loads((tiny_predictor / "metrics.json").read_text())["model"]
+    assert cli.main(["train", "--model", model, "--data", str(small_data), "--out", str(old), "--overwrite",
+                     "--epochs", "1", "--lr", "1e-3"]) == 1
+    err = capsys.readouterr().err
+    assert "MB free where --out" in err and "Traceback" not in err
+    assert cli.main(["export", "--predictor", str(old)]) == 1  # the ONNX files do not fit beside it
+    assert "free some space" in capsys.readouterr().err
+    assert sorted(p.name for p in small_disk.iterdir()) == ["pred"]  # no staging folder, no checkpoint
+    assert {p.name: p.read_bytes() for p in old.iterdir()} == before
+    assert kr.classify(kr.load_checked_predictor(old), TEXTS)
