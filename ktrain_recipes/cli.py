@@ -337,10 +337,23 @@ COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict
             "scale-bench": cmd_scale_bench}
 
 
+def _uses_tensorflow(args) -> bool:
+    """Commands that load TensorFlow (the int8 path and the light commands do not)."""
+    if args.command in ("models", "compare", "serve-bench", "scale-bench"):
+        return False
+    if args.command == "predict":
+        return not (args.int8 or args.engine == "ray")
+    if args.command == "serve":
+        return args.backend == "ktrain"
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; user errors print one line and return 1, Ctrl-C returns 130."""
     args = build_parser().parse_args(argv)
     compat.quiet()
+    if _uses_tensorflow(args):
+        compat.import_tensorflow_quietly()
     try:
         COMMANDS[args.command](args)
     except RecipesError as exc:

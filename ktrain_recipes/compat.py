@@ -52,3 +52,24 @@ def quiet() -> None:
         datasets.disable_progress_bars()
     except ImportError:
         pass
+
+
+def import_tensorflow_quietly() -> None:
+    """Import TensorFlow with the C process's stderr pointed at /dev/null.
+
+    Its C++ start-up lines (absl's "All log messages before absl::InitializeLog()", oneDNN, cudart) are
+    written before TF_CPP_MIN_LOG_LEVEL is read, so only this hides them. Python errors raised by the import
+    still show: stderr is restored before they propagate.
+    """
+    if "tensorflow" in sys.modules:
+        return
+    sys.stderr.flush()
+    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 2)
+    try:
+        import tensorflow  # noqa: F401
+        import tf_keras  # noqa: F401  (its import loads the second copy of the library that logs again)
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)

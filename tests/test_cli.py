@@ -156,3 +156,11 @@ def test_a_bad_setting_fails_where_it_is_written():
         RecipeConfig(lr=-1)
     with pytest.raises(RecipesError, match="--val-fraction must be between 0 and 1"):
         RecipeConfig(val_fraction=2)
+
+
+def test_tensorflow_start_up_lines_do_not_reach_the_terminal(tiny_predictor):
+    run = subprocess.run([sys.executable, "-m", "ktrain_recipes", "predict", "--predictor", str(tiny_predictor),
+                          "i am happy"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-1000:]
+    for noise in ("absl::InitializeLog", "oneDNN custom operations", "cudart_stub"):
+        assert noise not in run.stderr, run.stderr[:500]
