@@ -150,3 +150,13 @@ def test_the_ethics_command_prints_exact_match_per_epoch(ethics_dir, tiny_models
     result = json.loads((tmp_path / "r.json").read_text())
     assert [e["epoch"] for e in result["val_per_epoch"]] == [1, 2]
     assert result["settings"]["weight_decay"] == 0.01
+
+
+def test_utilitarianism_refuses_its_out_before_training(ethics_dir, tiny_models, tmp_path, capsys):
+    out = tmp_path / "util"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    assert cli.main(["ethics", "--task", "utilitarianism", "--data", str(ethics_dir), "--model", tiny_models["bert"],
+                     "--out", str(out)]) == 1
+    assert "exists and is not empty" in capsys.readouterr().err
+    assert (out / "notes.txt").read_text() == "mine"
