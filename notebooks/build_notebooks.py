@@ -331,7 +331,7 @@ def reuse() -> list:
         ("code", "kr.export_onnx(PREDICTOR)"),
         ("md", "Start the service in the background on this machine (127.0.0.1, port 8765) and wait until it "
                "answers `/health`:"),
-        ("code", "import subprocess, sys, time\nimport httpx\n\n"
+        ("code", "import subprocess\nimport sys\nimport time\n\nimport httpx\n\n"
                  "URL = \"http://127.0.0.1:8765\"\n"
                  "server = subprocess.Popen([sys.executable, \"-m\", \"ktrain_recipes\", \"serve\", \"--predictor\", "
                  "PREDICTOR, \"--port\", \"8765\"])\n"
@@ -346,8 +346,9 @@ def reuse() -> list:
                "probability, and says which predictor answered:"),
         ("code", "answer = httpx.post(URL + \"/predict\", json={\"texts\": [\"i finally got the job\", "
                  "\"i miss her so much\"]}).json()\n"
-                 "pd.DataFrame([p[\"probabilities\"] for p in answer[\"predictions\"]], "
-                 "index=[p[\"label\"] for p in answer[\"predictions\"]]).round(3)"),
+                 "predictions = answer[\"predictions\"]\n"
+                 "pd.DataFrame([p[\"probabilities\"] for p in predictions], "
+                 "index=[p[\"label\"] for p in predictions]).round(3)"),
         ("md", "Bad input gets a 4xx with a one-line JSON error, never a 5xx:"),
         ("code", "response = httpx.post(URL + \"/predict\", json={\"texts\": [\"   \"]})\n"
                  "response.status_code, response.json()"),
