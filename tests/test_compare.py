@@ -17,7 +17,7 @@ def test_corrupt_runs_are_skipped_and_other_label_sets_not_ranked(tiny_predictor
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "metrics.json").write_text("{not json")
     table = compare_runs(tmp_path)
-    assert set(table.index) == {"a", "b"} and "skipped" in capsys.readouterr().out
+    assert set(table.index) == {"a", "b"} and "skipped" in capsys.readouterr().err  # a note: stderr
     assert "best accuracy" in recommend(table)
     metrics = json.loads((tmp_path / "b" / "metrics.json").read_text())
     (tmp_path / "b" / "metrics.json").write_text(json.dumps({**metrics, "label_names": ["neg", "pos"]}))
