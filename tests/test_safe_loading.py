@@ -123,7 +123,10 @@ n, end = 0, time.monotonic() + seconds
 while time.monotonic() < end:
     save_copy(sources[n % 2], out)
     n += 1
-    time.sleep(0.005 + 0.01 * (n % 5))  # 5-45 ms: a reader needs a moment between two saves to finish a load
+    # 100-300 ms between saves: a load retries until it fits between two saves (it never mixes them), so
+    # saves closer together than a load takes (tens of ms on an idle CPU, more on a busy one) starve it;
+    # real saves are seconds apart
+    time.sleep(0.1 + 0.05 * (n % 5))
 print(n)
 """
 
@@ -134,10 +137,10 @@ def test_loads_racing_a_writer_see_one_whole_predictor(exported, twin, tmp_path)
     assert load_int8_predictor(twin).classes == list(reversed(load_int8_predictor(exported).classes))
     out = tmp_path / "live"
     shutil.copytree(exported, out)
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(out), str(exported), str(twin), "40",
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(out), str(exported), str(twin), "60",
                                str(Path(__file__).parent)],
                               stdout=subprocess.PIPE, text=True)
-    loads, labels_seen, end = 0, set(), time.monotonic() + 35
+    loads, labels_seen, end = 0, set(), time.monotonic() + 55
     try:
         while time.monotonic() < end:
             predictor = load_int8_predictor(out)
@@ -148,7 +151,7 @@ def test_loads_racing_a_writer_see_one_whole_predictor(exported, twin, tmp_path)
         assert kr.classify(ktrain_predictor, TEXTS) == expected
     finally:
         swaps = int(writer.communicate(timeout=60)[0])
-    assert writer.returncode == 0 and swaps >= 1000, swaps
+    assert writer.returncode == 0 and swaps >= 200, swaps
     assert loads >= 20 and len(labels_seen) == 2  # both saves were loaded, each whole
 
 
