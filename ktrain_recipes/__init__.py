@@ -8,7 +8,8 @@ service and ``--help`` never import matplotlib, scikit-learn or TensorFlow.
 
 from . import compat  # noqa: F401  (first: TF_USE_LEGACY_KERAS and numpy aliases)
 from .config import RecipeConfig
-from .errors import RecipesError
+from .distill import DistillSettings, distill  # eager: the function shares its module's name, and a lazy
+from .errors import RecipesError               # load would leave kr.distill bound to the module
 
 __version__ = "0.2.0"
 
@@ -18,7 +19,6 @@ _PUBLIC = {
     "batching": ["bucket_batches"],
     "compare": ["compare_runs", "recommend"],
     "data": ["EMOTION_LABELS", "load_emotion", "read_texts", "sample"],
-    "distill": ["DistillSettings", "distill"],
     "ethics": ["exact_match", "get_task", "load_ethics", "results_table", "run_ethics"],
     "evaluate": ["evaluate_predictor", "format_report", "report_table", "score"],
     "loading": ["load_checked_predictor"],
@@ -38,7 +38,7 @@ _PUBLIC = {
     "train": ["epoch_timer", "few_steps_note", "fit_with_checkpoint", "optimizer_steps", "set_seed"],
 }
 _OWNER = {name: module for module, names in _PUBLIC.items() for name in names}
-__all__ = ["RecipeConfig", "RecipesError", "__version__", *_OWNER]
+__all__ = ["RecipeConfig", "RecipesError", "DistillSettings", "distill", "__version__", *_OWNER]
 
 
 def __getattr__(name: str):
