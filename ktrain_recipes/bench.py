@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .config import RecipeConfig
 from .errors import RecipesError
-from .saving import METRICS, folder_size_mb
+from .saving import folder_size_mb, read_metrics
 
 class PeakRSS:
     """Track the peak resident memory (MB) of this process while a block runs, by sampling."""
@@ -73,7 +73,7 @@ def inference_row(name: str, predict_with, folder: str | os.PathLike, val: tuple
         predict_fn = predict_with()
         m = evaluate_predictor(predict_fn, *val, label_names)
         timing = time_inference(predict_fn, val[0])
-    params = json.loads((Path(folder) / METRICS).read_text()).get("params")
+    params = read_metrics(folder).get("params")
     return {"name": name, "train_examples_per_s": None, "val_accuracy": m["accuracy"], "val_macro_f1": m["macro_f1"],
             "latency_p50_ms": timing["latency_p50_ms"], "latency_p95_ms": timing["latency_p95_ms"],
             "throughput_per_s": timing["throughput_per_s"], "size_mb": folder_size_mb(folder, size_pattern),
@@ -108,7 +108,7 @@ def run_bench(config: RecipeConfig, predictor: str | None = None, out: str | os.
     target = Path(predictor) if predictor else out / default["name"]
     _export_once(target)
     val = sample(ds.texts("validation"), ds.labels("validation"), config.eval_limit, config.seed)
-    names = json.loads((target / METRICS).read_text())["label_names"]
+    names = read_metrics(target)["label_names"]
     plain = inference_row("c_ktrain_predictor", lambda: load_checked_predictor(target).predict, target, val, names,
                            "tf_model.h5")  # ktrain's own predict, as a user calls it
     fast = inference_row("d_onnx_int8", lambda: partial(classify, load_onnx_predictor(target)), target, val,

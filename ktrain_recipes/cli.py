@@ -7,7 +7,7 @@ import json
 import sys
 
 from . import compat  # noqa: F401
-from .config import RecipeConfig, config_fields, parse_limit
+from .config import GROUPS, RecipeConfig, config_fields, parse_limit
 from .errors import RecipesError
 from .ethics import TASKS as ETHICS_TASKS
 from .service import ServiceSettings
@@ -25,11 +25,15 @@ def _flag_type(parse):
     return convert
 
 
-def add_config_flags(parser: argparse.ArgumentParser, only: list[str] | None = None, **defaults) -> None:
-    """Add one flag per RecipeConfig field (``--batch-size`` for ``batch_size``), with its help and default."""
-    for f in config_fields():
-        if only is not None and f.name not in only:
+def add_config_flags(parser: argparse.ArgumentParser, groups: tuple[str, ...], exclude: tuple[str, ...] = (),
+                     **defaults) -> None:
+    """Add one flag per field of RecipeConfig's settings ``groups`` (``--batch-size`` for ``batch_size``), less
+    ``exclude``, with its help and default; the command's config is then built from these flags alone."""
+    names = []
+    for f in config_fields(groups):
+        if f.name in exclude:
             continue
+        names.append(f.name)
         flag, default = "--" + f.name.replace("_", "-"), defaults.get(f.name, f.default)
         if f.type in ("bool", bool):
             if default:
@@ -39,15 +43,14 @@ def add_config_flags(parser: argparse.ArgumentParser, only: list[str] | None = N
             continue
         kind = _flag_type(f.metadata["parse"]) if f.metadata.get("parse") else None
         parser.add_argument(flag, dest=f.name, type=kind, default=default, help=f.metadata["help"],
-                            required=f.name == "out" and only is None)
+                            required=f.name == "out" and "out" not in defaults)
+    parser.set_defaults(config_flags=tuple(names))
 
 
-def config_from_args(args: argparse.Namespace) -> RecipeConfig:
-    """Build a RecipeConfig from the parsed flags that name its fields, checking every range."""
-    names = {f.name for f in config_fields()}
-    config = RecipeConfig(**{k: v for k, v in vars(args).items() if k in names})
-    config.check()
-    return config
+def config_from_args(args: argparse.Namespace, **fixed) -> RecipeConfig:
+    """Build a RecipeConfig from the command's own settings flags (``add_config_flags``) and ``fixed`` values
+    (a command's flag that means something else, like ethics' ``--data``); other fields keep their defaults."""
+    return RecipeConfig(**{name: getattr(args, name) for name in args.config_flags}, **fixed)
 
 
 def add_loading_flags(parser: argparse.ArgumentParser, int8: bool = True) -> None:
@@ -80,9 +83,6 @@ def settings_from_args(args: argparse.Namespace, settings_class):
     return settings_class(**{f.name: getattr(args, f.name) for f in dataclasses.fields(settings_class)})
 
 
-DATA_FIELDS = ["data", "data_config", "text_column", "pair_column", "label_column", "labels", "val_fraction"]
-
-
 class _ShowDefaults(argparse.ArgumentDefaultsHelpFormatter):
     """Show a flag's default after its help, unless the help already says it or there is none to show."""
 
@@ -102,11 +102,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("train", help="fine-tune a model and save a predictor", formatter_class=fmt)
-    add_config_flags(p)
+    add_config_flags(p, GROUPS)
 
     p = sub.add_parser("evaluate", help="score a saved predictor", formatter_class=fmt)
     p.add_argument("--predictor", required=True, help="a predictor folder written by train")
-    add_config_flags(p, only=DATA_FIELDS)
+    add_config_flags(p, ("data",))
     p.add_argument("--split", default="validation", choices=["validation", "test", "all"],
                    help="the split to score; all: every row of the data (a single file is not split)")
     p.add_argument("--limit", type=_flag_type(parse_limit), help="score a stratified sample of N texts")
@@ -150,8 +150,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task", required=True, choices=list(ETHICS_TASKS), help="the ETHICS task")
     p.add_argument("--split", default="test", choices=["test", "test_hard"], help="the test file to score")
     p.add_argument("--json", help="also write accuracy, exact_match and n to this JSON file")
-    add_config_flags(p, only=["model", "maxlen", "batch_size", "lr", "epochs", "weight_decay", "average_last",
-                              "class_weight", "limit", "eval_limit", "seed", "overwrite", "val_fraction", "lr_find"])
+    add_config_flags(p, ("model", "sample", "training", "output"), exclude=("bucketing", "distribute", "devices",
+                                                                          "resume", "out", "smoke"))
+    p.add_argument("--val-fraction", type=float, default=0.1,
+                   help="the share of training groups held out for validation (whole groups)")
     p.add_argument("--data", help="a folder laid out like the ETHICS archive (justice/justice_train.csv, ...) or "
                                   "like the hub's parquet copy (justice/train-*.parquet, ...); default: the hub's "
                                   "EleutherAI/hendrycks_ethics")
@@ -166,9 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=float, default=0.5,
                    help="weight of the true labels in the loss (1: labels alone, no teacher)")
     # no --maxlen: the student reads texts with the teacher's tokenizer and maxlen
-    add_config_flags(p, only=["out", "batch_size", "lr", "epochs", "weight_decay", "average_last", "limit",
-                              "eval_limit", "seed", "overwrite", *DATA_FIELDS])
-    p.set_defaults(out=None)
+    add_config_flags(p, ("data", "sample", "training", "output"),
+                     exclude=("maxlen", "class_weight", "lr_find", "bucketing", "distribute", "devices", "smoke"))
 
     p = sub.add_parser("serve", help="serve a saved predictor over HTTP: /predict, /health, /metadata, a web page",
                        formatter_class=fmt)
@@ -197,7 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", help="tutorial recipe vs default recipe, ktrain predictor vs int8 ONNX",
                        formatter_class=fmt)
-    add_config_flags(p, only=["model", "limit", "eval_limit", "epochs", "seed", *DATA_FIELDS], limit=400, epochs=2)
+    add_config_flags(p, ("model", "data", "sample"), limit=400)
+    p.add_argument("--epochs", type=int, default=2, help="epochs of each training row")
     p.add_argument("--predictor", help="benchmark inference on this saved predictor (default: the default recipe's); "
                                        "its ONNX files are added only if it lacks them")
     p.add_argument("--out", default="runs/bench", help="where bench.json, bench.md and the runs go")
@@ -282,8 +284,9 @@ def cmd_ethics(args) -> None:
 
     if args.json:
         _check_writable_file(args.json)
-    args.out = args.out or f"runs/ethics-{args.task}"
-    result = run_ethics(args.task, config_from_args(args), args.split)
+    config = config_from_args(args, data=args.data, out=args.out or f"runs/ethics-{args.task}",
+                              val_fraction=args.val_fraction)
+    result = run_ethics(args.task, config, args.split)
     print(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in result.items()))
     if args.json:
         write_result(result, args.json)
@@ -292,8 +295,6 @@ def cmd_ethics(args) -> None:
 def cmd_distill(args) -> None:
     from .distill import DistillSettings, distill
 
-    if not args.out:
-        raise RecipesError("give --out, the folder for the student predictor")
     settings = DistillSettings(args.teacher, args.layers, args.student, args.temperature, args.alpha)
     distill(config_from_args(args), settings)
 
@@ -301,7 +302,7 @@ def cmd_distill(args) -> None:
 def cmd_bench(args) -> None:
     from .bench import run_bench
 
-    run_bench(config_from_args(args), predictor=args.predictor, out=args.out, assets=args.assets,
+    run_bench(config_from_args(args, epochs=args.epochs), predictor=args.predictor, out=args.out, assets=args.assets,
               students=args.students)
 
 

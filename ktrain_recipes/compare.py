@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import math
 import os
-import sys
 from pathlib import Path
 
 import pandas as pd
 
-from .errors import RecipesError
-from .saving import METRICS, folder_size_mb
+from .errors import RecipesError, note
+from .saving import METRICS, folder_size_mb, read_metrics
 
 COLUMNS = ["model_id", "accuracy", "macro_f1", "train_seconds", "latency_p50_ms", "throughput_per_s",
            "params_m", "size_mb", "n_train", "epochs", "maxlen", "smoke"]
@@ -27,23 +26,24 @@ def compare_runs(folder: str | os.PathLike = "runs", fallback: str | os.PathLike
     paths = sorted(Path(folder).glob(f"*/{METRICS}"))
     if not paths and fallback and Path(fallback).is_file():
         content = json.loads(Path(fallback).read_text())
-        print(f"no runs under '{folder}' yet: showing the results committed in {fallback}. {content['about']}")
+        note(f"no runs under '{folder}' yet: showing the results committed in {fallback}. {content['about']}")
         return pd.DataFrame.from_dict(content["runs"], orient="index")[COLUMNS + ["labels"]]
     if not paths:
         raise RecipesError(f"no runs with {METRICS} under '{folder}': train some first (notebooks 01-04 or the CLI)")
     rows = {}
     for path in paths:
         try:
-            m = json.loads(path.read_text())
+            m = read_metrics(path.parent)
+            m = {**m.get("settings", {}), **m}  # the run's settings beside what it measured
             numbers = {k: float(m[k]) for k in ("accuracy", "macro_f1", "latency_p50_ms", "params")}
             if not all(map(math.isfinite, numbers.values())):
                 raise ValueError("not finite")
             rows[path.parent.name] = {**m, **numbers, "params_m": numbers["params"] / 1e6,
                                       "size_mb": folder_size_mb(path.parent, "tf_model*"),
                                       "labels": ",".join(map(str, m["label_names"]))}
-        except (ValueError, KeyError, TypeError, AttributeError):
-            print(f"note: skipped {path}: not a readable metrics.json of ktrain_recipes (scores missing or not "
-                  "numbers)", file=sys.stderr)
+        except (RecipesError, ValueError, KeyError, TypeError, AttributeError):
+            note(f"note: skipped {path}: not a readable metrics.json of ktrain_recipes (scores missing or not "
+                  "numbers)")
     if not rows:
         raise RecipesError(f"no readable {METRICS} under '{folder}': train some runs first")
     table = pd.DataFrame.from_dict(rows, orient="index")

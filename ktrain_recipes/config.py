@@ -45,51 +45,144 @@ def parse_labels(value: str) -> list[str]:
     return names
 
 
-def _setting(default, help: str, parse=None):
-    return field(default=default, metadata={"help": help, "parse": parse})
+GROUPS = ("model", "data", "sample", "training", "output")  # each command takes some of these (see cli)
+
+
+def _setting(group: str, default, help: str, parse=None):
+    return field(default=default, metadata={"group": group, "help": help, "parse": parse})
 
 
 @dataclass
 class RecipeConfig:
     """The settings of one fine-tuning run. ``None`` means "the model's registry default"."""
 
-    model: str = _setting("minilm", "registry name (see `models`), hub id or local model folder")
-    data: str | None = _setting(None, "a data folder (train/val/test files), one .csv/.tsv/.jsonl/.parquet/.txt "
-                                "file, or a hub dataset id (default: emotion: $EMOTION_DATA, else the hub)")
-    data_config: str | None = _setting(None, "the hub dataset's configuration name")
-    text_column: str = _setting("text", "the column holding the text")
-    pair_column: str | None = _setting(None, "a second text column: classify sentence pairs (e.g. excuse)")
-    label_column: str = _setting("label", "the column holding the label")
-    labels: list[str] | None = _setting(None, "label names in id order, comma-separated (default: the data's "
-                                        "ClassLabel names, else its sorted distinct labels)", parse_labels)
-    val_fraction: float = _setting(0.1, "without a validation split, hold out this stratified share of train",
-                                   float)
-    out: str = _setting("runs/minilm", "predictor folder to create")
-    maxlen: int | str = _setting("auto", "'auto' (from the data's token lengths), 'max' (the model's limit, "
-                                 "512 for BERT) or a number of tokens", parse_maxlen)
-    batch_size: int | None = _setting(None, "training batch size (default: the model's registry default)", int)
-    lr: float | None = _setting(None, "peak learning rate of fit_onecycle (default: the registry's)", float)
-    epochs: int | None = _setting(None, "epochs to train (default: the registry's)", int)
-    weight_decay: float = _setting(0.0, "decoupled weight decay through ktrain's learner.set_weight_decay "
-                                   "(AdamWeightDecay; 0: ktrain's plain Adam)", float)
-    average_last: int = _setting(1, "save the average of the weights at the end of the last N epochs "
-                                 "(checkpoint averaging; 1: the last epoch's weights)", int)
-    class_weight: str = _setting("none", "'balanced': weigh each class's loss by the inverse of its share of the "
-                                 "training texts (for imbalanced labels); 'none': every text counts the same")
-    limit: int | None = _setting(None, "train on a stratified sample of N texts ('all': every text)", parse_limit)
-    eval_limit: int | None = _setting(None, "validate on a stratified sample of N texts ('all': every text)",
-                                      parse_limit)
-    seed: int = _setting(42, "seeds Python, numpy, TensorFlow and the batch order", int)
-    lr_find: bool = _setting(False, "run ktrain's LR finder first and save lr_find.png")
-    bucketing: bool = _setting(True, "length-bucketed batches; --no-bucketing pads every text to maxlen in "
-                               "random batches, as the original tutorial does")
-    distribute: str = _setting("none", "none; mirrored: every GPU of this machine (or --devices N logical CPU "
-                               "devices); multiworker: the machines TF_CONFIG lists. --batch-size is per device")
-    devices: int | None = _setting(None, "with --distribute mirrored on a machine without GPUs: split the CPU into "
-                                   "N logical devices (to try it out; not faster)", int)
-    overwrite: bool = _setting(False, "replace --out if it holds a predictor saved by ktrain_recipes")
-    resume: bool = _setting(False, "continue from the checkpoint an interrupted run left: --epochs N more epochs "
-                            "with a fresh one-cycle schedule; with --epochs 0, just save it")
+    model: str = _setting(
+        "model", "minilm",
+        "registry name (see `models`), hub id or local model folder"
+    )
+    data: str | None = _setting(
+        "data", None,
+        "a data folder (train/val/test files), one .csv/.tsv/.jsonl/.parquet/.txt file, or a hub dataset id "
+        "(default: emotion: $EMOTION_DATA, else the hub)"
+    )
+    data_config: str | None = _setting(
+        "data", None,
+        "the hub dataset's configuration name"
+    )
+    text_column: str = _setting(
+        "data", "text",
+        "the column holding the text"
+    )
+    pair_column: str | None = _setting(
+        "data", None,
+        "a second text column: classify sentence pairs (e.g. excuse)"
+    )
+    label_column: str = _setting(
+        "data", "label",
+        "the column holding the label"
+    )
+    labels: list[str] | None = _setting(
+        "data", None,
+        "label names in id order, comma-separated (default: the data's ClassLabel names, else its sorted "
+        "distinct labels)",
+        parse_labels,
+    )
+    val_fraction: float = _setting(
+        "data", 0.1,
+        "without a validation split, hold out this stratified share of train",
+        float,
+    )
+    out: str = _setting(
+        "output", "runs/minilm",
+        "predictor folder to create"
+    )
+    maxlen: int | str = _setting(
+        "training", "auto",
+        "'auto' (from the data's token lengths), 'max' (the model's limit, 512 for BERT) or a number of "
+        "tokens",
+        parse_maxlen,
+    )
+    batch_size: int | None = _setting(
+        "training", None,
+        "training batch size (default: the model's registry default)",
+        int,
+    )
+    lr: float | None = _setting(
+        "training", None,
+        "peak learning rate of fit_onecycle (default: the registry's)",
+        float,
+    )
+    epochs: int | None = _setting(
+        "training", None,
+        "epochs to train (default: the registry's)",
+        int,
+    )
+    weight_decay: float = _setting(
+        "training", 0.0,
+        "decoupled weight decay through ktrain's learner.set_weight_decay (AdamWeightDecay; 0: ktrain's plain"
+        " Adam)",
+        float,
+    )
+    average_last: int = _setting(
+        "training", 1,
+        "save the average of the weights at the end of the last N epochs (checkpoint averaging; 1: the last "
+        "epoch's weights)",
+        int,
+    )
+    class_weight: str = _setting(
+        "training", "none",
+        "'balanced': weigh each class's loss by the inverse of its share of the training texts (for "
+        "imbalanced labels); 'none': every text counts the same"
+    )
+    limit: int | None = _setting(
+        "sample", None,
+        "train on a stratified sample of N texts ('all': every text)",
+        parse_limit,
+    )
+    eval_limit: int | None = _setting(
+        "sample", None,
+        "validate on a stratified sample of N texts ('all': every text)",
+        parse_limit,
+    )
+    seed: int = _setting(
+        "sample", 42,
+        "seeds Python, numpy, TensorFlow and the batch order",
+        int,
+    )
+    lr_find: bool = _setting(
+        "training", False,
+        "run ktrain's LR finder first and save lr_find.png"
+    )
+    bucketing: bool = _setting(
+        "training", True,
+        "length-bucketed batches; --no-bucketing pads every text to maxlen in random batches, as the original"
+        " tutorial does"
+    )
+    distribute: str = _setting(
+        "training", "none",
+        "none; mirrored: every GPU of this machine (or --devices N logical CPU devices); multiworker: the "
+        "machines TF_CONFIG lists. --batch-size is per device"
+    )
+    devices: int | None = _setting(
+        "training", None,
+        "with --distribute mirrored on a machine without GPUs: split the CPU into N logical devices (to try "
+        "it out; not faster)",
+        int,
+    )
+    smoke: bool = _setting(
+        "output", False,
+        "mark the run as a smoke test (a tiny model on a slice): tables and charts say its figures are not "
+        "results"
+    )
+    overwrite: bool = _setting(
+        "output", False,
+        "replace --out if it holds a predictor saved by ktrain_recipes"
+    )
+    resume: bool = _setting(
+        "training", False,
+        "continue from the checkpoint an interrupted run left: --epochs N more epochs with a fresh one-cycle "
+        "schedule; with --epochs 0, just save it"
+    )
 
     def __post_init__(self) -> None:
         self.check()  # a bad setting fails where it is written (a notebook cell, a flag), not when a run starts
@@ -152,6 +245,10 @@ class RecipeConfig:
         return dataclasses.asdict(self)
 
 
-def config_fields() -> list[dataclasses.Field]:
-    """Return RecipeConfig's fields in declaration order (the CLI makes one flag of each)."""
-    return list(dataclasses.fields(RecipeConfig))
+def config_fields(groups: tuple[str, ...] = GROUPS) -> list[dataclasses.Field]:
+    """Return the fields of RecipeConfig's settings ``groups``, in declaration order (the CLI makes one flag of
+    each): model, data (what to read), sample (how much, which seed), training (how), output (where)."""
+    unknown = set(groups) - set(GROUPS)
+    if unknown:
+        raise ValueError(f"no settings group {', '.join(sorted(unknown))}; the groups are {', '.join(GROUPS)}")
+    return [f for f in dataclasses.fields(RecipeConfig) if f.metadata["group"] in groups]

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import RecipesError
+from .errors import RecipesError, note
 
 HUB_DATASET = "dair-ai/emotion"
 EMOTION_LABELS = ["sadness", "joy", "love", "anger", "fear", "surprise"]  # the hub's id order
@@ -130,7 +130,7 @@ def _hold_out_validation(data: LabelledTexts, fraction: float, seed: int) -> Non
         split = train_test_split(texts, labels, test_size=fraction, random_state=seed)
     tr_x, va_x, tr_y, va_y = split
     data.splits["train"], data.splits["validation"] = (list(tr_x), list(tr_y)), (list(va_x), list(va_y))
-    print(f"no validation split in {data.source}: held out {len(va_x)} of {len(texts)} training texts "
+    note(f"no validation split in {data.source}: held out {len(va_x)} of {len(texts)} training texts "
           f"({fraction:.0%}, stratified, seed {seed}); training on {len(tr_x)}")
 
 

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import json
 import math
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +23,7 @@ import numpy as np
 
 from .config import RecipeConfig
 from .errors import RecipesError
+from .saving import read_manifest, read_metrics
 
 
 @dataclass
@@ -161,6 +160,9 @@ def _pretrained(name: str, num_labels: int):
 def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> dict:
     """Distil a student from a saved teacher predictor on ``config``'s data; save it to ``config.out``.
 
+    The run is ``run_recipe``'s (``start_run`` and ``train_and_save``: checkpoint, ``--resume``, staged save);
+    distillation adds only the student, its targets (labels beside the teacher's logits) and its loss.
+    ``config.maxlen`` must stay 'auto': the student reads texts with the teacher's tokenizer and maxlen.
     Returns metrics.json's content (with ``distillation``: teacher, T, alpha, layer map).
     """
     import ktrain
@@ -168,30 +170,25 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     from ktrain.utils import get_default_optimizer
 
     from .batching import bucket_batches
-    from .data import sample
-    from .recipe import measure, record_run
     from .loading import load_checked_predictor
-    from .saving import check_out_dir, check_space, save_checked_predictor, stage_dir
-    from .train import Checkpoint, fit_with_checkpoint, set_seed
+    from .recipe import start_run, train_and_save
+    from .train import set_seed
 
-    settings.check()
-    config = config.with_defaults()
-    out = check_out_dir(config.out, config.overwrite)
+    if config.maxlen != "auto":
+        raise RecipesError(f"distill takes the teacher's maxlen; leave --maxlen out (got {config.maxlen})")
+    run = start_run(config, dataset)
+    config, ds = run.config, run.data
     teacher_predictor = load_checked_predictor(settings.teacher)
     t = teacher_predictor.preproc  # the student reads texts exactly as the teacher does: same tokenizer, maxlen
-    teacher_model = json.loads((Path(settings.teacher) / "metrics.json").read_text()).get("model", "minilm")
-    ds = dataset or config.load_data()
+    teacher_model = read_metrics(settings.teacher).get("settings", {}).get("model", "minilm")
     if list(ds.label_names) != list(teacher_predictor.get_classes()):
         raise RecipesError(f"the data's labels ({', '.join(ds.label_names)}) differ from the teacher's "
                            f"({', '.join(teacher_predictor.get_classes())}): distil on the teacher's data")
-    train = sample(ds.texts("train"), ds.labels("train"), config.limit, config.seed)
-    val = sample(ds.texts("validation"), ds.labels("validation"), config.eval_limit, config.seed)
-    ds.check_trainable(train[1])  # before any long work, as train does
     if settings.student:
         _check_same_tokenizer(settings.student, t.get_tokenizer())
     set_seed(config.seed)
-    trn = bucket_batches(t.preprocess_train(train[0], ds.label_ids(train[1]), verbose=0), config.seed)
-    val_data = bucket_batches(t.preprocess_test(val[0], ds.label_ids(val[1]), verbose=0), config.seed)
+    trn = bucket_batches(t.preprocess_train(run.train[0], ds.label_ids(run.train[1]), verbose=0), config.seed)
+    val_data = bucket_batches(t.preprocess_test(run.val[0], ds.label_ids(run.val[1]), verbose=0), config.seed)
     n = len(ds.label_names)
     student, mapping = cut_layers(_pretrained(settings.student or teacher_model, n), settings.layers)
     for data in (trn, val_data):
@@ -203,27 +200,19 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     student.compile(optimizer=optimizer, loss=distillation_loss(n, settings.temperature, settings.alpha),
                     metrics=[label_accuracy(n)])
     learner = ktrain.get_learner(student, train_data=trn, val_data=val_data, batch_size=config.batch_size)
-    check_space(out, student.count_params())
-    checkpoint = Checkpoint(out, {"teacher": settings.teacher, "layers": settings.layers, "seed": config.seed})
-    stage = stage_dir(out)
-    try:
-        trained = fit_with_checkpoint(learner, config.lr, config.epochs, checkpoint, checkpoint.start_fresh(),
-                                      average_last=config.average_last, resumable=False)
-        student.compile(optimizer="adam", loss=tf.keras.losses.CategoricalCrossentropy(from_logits=True))
+
+    def for_inference(model, preproc):
+        model.compile(optimizer="adam", loss=tf.keras.losses.CategoricalCrossentropy(from_logits=True))
         # ktrain rebuilds a saved model from its preprocessor's config: the student's, not the teacher's
-        preproc = copy.copy(t)
-        preproc.config = student.config
-        predictor = ktrain.get_predictor(student, preproc, batch_size=config.batch_size)
-        metrics = measure(predictor, val, ds.label_names)
-        # absolute paths: distilling from this student later, from another folder, finds its teacher
-        teacher = str(Path(settings.teacher).resolve())
-        record_run(metrics, dataclasses.replace(config, model=settings.student or teacher), t.maxlen,
-                   trained, learner, n_train=len(train[0]), data=ds.source, pairs=isinstance(train[0][0], tuple),
-                   distillation={**dataclasses.asdict(settings), "teacher": teacher, "layer_map": mapping})
-        save_checked_predictor(predictor, out, metrics, stage=stage, overwrite=config.overwrite)
-        checkpoint.clear()
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
-    print(f"student saved to {out}")
-    return metrics
+        own = copy.copy(preproc)
+        own.config = model.config
+        return model, own
+
+    # absolute paths: distilling from this student later, from another folder, finds its teacher
+    teacher = str(Path(settings.teacher).resolve())
+    about = {**dataclasses.asdict(settings), "teacher": teacher, "layer_map": mapping}
+    identity = {"teacher": teacher, "teacher_save": read_manifest(settings.teacher)["save_id"],
+                "layers": settings.layers, "student": settings.student, "temperature": settings.temperature,
+                "alpha": settings.alpha, "seed": config.seed, "weight_decay": config.weight_decay}
+    run.config = dataclasses.replace(config, model=settings.student or teacher)  # what metrics.json records
+    return train_and_save(run, learner, t, identity, finish=for_inference, distillation=about)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +22,7 @@ import numpy as np
 
 from .config import RecipeConfig
 from .data import Columns, LabelledTexts, load_data
-from .errors import RecipesError
+from .errors import RecipesError, note
 
 # The hub's parquet copy: datasets 5 reads it (the script-based hendrycks/ethics no longer loads). Its
 # configurations are the task names; it has commonsense's training split, which the archive copy may lack.
@@ -101,7 +101,7 @@ def load_ethics(task: Task, data: str | os.PathLike | None, split: str = "test",
     (tr_x, tr_y, _), (va_x, va_y, va_g) = group_split(texts, labels, groups, val_fraction, seed)
     ds.splits["train"], ds.splits["validation"] = (tr_x, tr_y), (va_x, va_y)
     ds.groups = va_g
-    print(f"{task.name}: held out {len(va_x)} of {len(texts)} training rows ({len(set(va_g))} whole groups, "
+    note(f"{task.name}: held out {len(va_x)} of {len(texts)} training rows ({len(set(va_g))} whole groups, "
           f"{val_fraction:.0%}, seed {seed}) for validation; training on {len(tr_x)}")
     return ds
 
@@ -158,8 +158,9 @@ def train_groups(task: Task, texts: list) -> list:
 
     deontology: the scenario (the pair's first text); virtue: the sentence before [SEP]; justice: runs of
     consecutive rows whose neighbours share at least 30% of their words (Jaccard), as its files keep the
-    variants of a scenario together, joined where two runs share a sentence; utilitarianism and commonsense:
-    each row (a pair, a scenario) alone.
+    variants of a scenario together, joined where two runs share a sentence; utilitarianism: pairs whose
+    scenarios open with the same sentence ("I built a sandcastle with my nephew." with and without a second
+    sentence); commonsense: each row alone.
     """
     if task.name in ("deontology", "virtue"):
         return [t[0] if isinstance(t, tuple) else t.rpartition("[SEP]")[0].strip() for t in texts]
@@ -171,13 +172,20 @@ def train_groups(task: Task, texts: list) -> list:
                 current += 1
             groups.append(current)
             previous = words
-        return _merge_repeats(texts, groups)
+        return _merge_sharing(groups, [[t if isinstance(t, str) else tuple(t)] for t in texts])
+    if task.name == "utilitarianism":
+        return _merge_sharing(list(range(len(texts))), [{_opening(a), _opening(b)} for a, b in texts])
     return list(range(len(texts)))
 
 
-def _merge_repeats(texts: list, groups: list) -> list:
-    """One group for runs that share a text: the same sentence in two runs would otherwise sit on both sides."""
-    parent = list(range(max(groups) + 1))
+def _opening(scenario: str) -> str:
+    """A scenario's first sentence, lower-cased, without its final punctuation."""
+    return re.split(r"(?<=[.!?])\s", scenario.strip(), maxsplit=1)[0].rstrip(".!? ").lower()
+
+
+def _merge_sharing(groups: list, keys: list) -> list:
+    """One group for the groups whose rows share a key (a sentence): it would otherwise sit on both sides."""
+    parent = list(range(max(groups, default=-1) + 1))
 
     def root(g: int) -> int:
         while parent[g] != g:
@@ -186,12 +194,12 @@ def _merge_repeats(texts: list, groups: list) -> list:
         return g
 
     first_group: dict = {}
-    for text, group in zip(texts, groups):
-        key = text if isinstance(text, str) else tuple(text)
-        if key in first_group:
-            parent[root(group)] = root(first_group[key])
-        else:
-            first_group[key] = group
+    for row_keys, group in zip(keys, groups):
+        for key in row_keys:
+            if key in first_group:
+                parent[root(group)] = root(first_group[key])
+            else:
+                first_group[key] = group
     return [root(g) for g in groups]
 
 
@@ -325,7 +333,8 @@ def _run_classification(task: Task, config: RecipeConfig, split: str) -> dict:
     predictor = load_checked_predictor(config.with_defaults().out)
     texts, truth = ds.splits["test"]
     result = score_task(task, classify(predictor, texts), truth)
-    return {**result, "n_train": metrics["n_train"], "epochs": metrics["epochs"], "val_accuracy": metrics["accuracy"],
+    return {**result, "n_train": metrics["n_train"], "epochs": metrics["settings"]["epochs"],
+            "val_accuracy": metrics["accuracy"],
             "val_per_epoch": metrics.get("per_epoch", []), "train_seconds": metrics["train_seconds"],
             "settings": {k: metrics["settings"][k] for k in ("lr", "batch_size", "epochs", "weight_decay",
                                                               "average_last", "class_weight", "seed")}}
@@ -342,22 +351,32 @@ def load_pairs(task: Task, data, split: str) -> tuple[list, list]:
     return [read_pairs(task_file(data, task, s)) for s in ("train", split)]
 
 
+def split_pairs(pairs: list[tuple[str, str]], fraction: float, seed: int) -> tuple[list, list]:
+    """utilitarianism's validation: hold out ``fraction`` of the groups of pairs that share an opening sentence."""
+    groups = train_groups(get_task("utilitarianism"), pairs)
+    (train, _, _), (val, _, _) = group_split(pairs, [0] * len(pairs), groups, fraction, seed)
+    return train, val
+
+
 def _run_utilitarianism(task: Task, config: RecipeConfig, split: str) -> dict:
     from .data import sample
-    from .saving import check_out_dir
+    from .saving import staged_predictor
 
     config = config.with_defaults()
-    check_out_dir(config.out, config.overwrite)  # before training, as for the other tasks
-    train, test = load_pairs(task, config.data, split)
-    (train, _, _), (val, _, _) = group_split(train, [0] * len(train), list(range(len(train))), config.val_fraction,
-                                             config.seed)
-    if config.limit:
-        train = sample(train, [0] * len(train), config.limit, config.seed)[0]
-    if config.eval_limit:
-        val = sample(val, [0] * len(val), config.eval_limit, config.seed)[0]
-    scorer, info = train_ranker(config, train, val)
-    right = rank_pairs(scorer, info["tokenizer"], info["maxlen"], test)
-    _save_ranker(scorer, info, config)
+    with staged_predictor(config.out, config.overwrite) as stage:  # --out is checked before training
+        train, test = load_pairs(task, config.data, split)
+        train, val = split_pairs(train, config.val_fraction, config.seed)
+        if config.limit:
+            train = sample(train, [0] * len(train), config.limit, config.seed)[0]
+        if config.eval_limit:
+            val = sample(val, [0] * len(val), config.eval_limit, config.seed)[0]
+        scorer, info = train_ranker(config, train, val)
+        right = rank_pairs(scorer, info["tokenizer"], info["maxlen"], test)
+        scorer.save_pretrained(stage.path)
+        info["tokenizer"].save_pretrained(stage.path)
+        stage.commit(["score"], info["maxlen"], {"settings": dataclasses.asdict(config), "maxlen": info["maxlen"],
+                                                 "model_id": config.model, "per_epoch": info["per_epoch"],
+                                                 "train_seconds": info["train_seconds"]}, kind="ranker")
     return {"accuracy": float(np.mean(right)), "n": len(right), "n_train": len(train), "epochs": config.epochs,
             "val_per_epoch": info["per_epoch"], "train_seconds": info["train_seconds"],
             "settings": {k: getattr(config, k) for k in ("lr", "batch_size", "epochs", "weight_decay", "seed")}}
@@ -428,23 +447,6 @@ def rank_pairs(scorer, tokenizer, maxlen: int, pairs: list[tuple[str, str]], bat
         enc = _encode(tokenizer, [p[i] for p in pairs], maxlen)
         scores.append(scorer.predict(enc, batch_size=batch_size, verbose=0).logits[:, 0])
     return list(scores[0] > scores[1])
-
-
-def _save_ranker(scorer, info: dict, config: RecipeConfig) -> None:
-    from .saving import check_out_dir, stage_dir, swap_into_place, write_manifest
-
-    out = check_out_dir(config.out, config.overwrite)
-    stage = stage_dir(out)
-    try:
-        scorer.save_pretrained(stage)
-        info["tokenizer"].save_pretrained(stage)
-        (stage / "metrics.json").write_text(json.dumps({"settings": dataclasses.asdict(config),
-                                                        "maxlen": info["maxlen"]}, indent=2))
-        write_manifest(stage, ["score"], info["maxlen"], {"model_id": config.model}, kind="ranker")
-        swap_into_place(stage, out)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
 
 
 def write_result(result: dict, path: str | os.PathLike) -> None:

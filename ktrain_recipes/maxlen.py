@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .errors import RecipesError
+from .errors import RecipesError, note
 from .tokens import token_lengths
 
 MAXLEN_QUANTILE = 99.9  # cover all but 1 text in 1000; the rest are truncated
@@ -39,6 +39,6 @@ def resolve_maxlen(maxlen: int | str, tokenizer, texts: list[str], verbose: bool
         raise RecipesError(f"maxlen must be 'auto', 'max' or an integer from 8 to {cap}, got {maxlen!r}")
     if verbose:
         over = sum(n > maxlen for n in lengths)
-        print(f"maxlen {maxlen}: {over} of {len(lengths)} training texts are longer and get truncated "
+        note(f"maxlen {maxlen}: {over} of {len(lengths)} training texts are longer and get truncated "
               f"(mean {np.mean(lengths):.1f}, max {max(lengths)} tokens)")
     return maxlen

@@ -13,6 +13,7 @@ import pandas as pd
 
 from . import compat
 from .versions import package_versions
+from .errors import note
 
 
 def runtime_info() -> dict:
@@ -39,7 +40,7 @@ def runs_folder(folder: str = "runs", google_drive: bool = False) -> str:
     try:
         from google.colab import drive
     except ImportError:
-        print("google_drive=True works on Colab only: keeping runs in", folder)
+        note("google_drive=True works on Colab only: keeping runs in", folder)
         return folder
     drive.mount("/content/drive")
     return str(Path("/content/drive/MyDrive/ktrain-recipes") / folder)
@@ -66,10 +67,10 @@ def setup_notebook() -> pd.DataFrame:
     plt.rcParams.update({"figure.dpi": 100, "axes.grid": True, "grid.alpha": 0.3})
     info = runtime_info()
     if info["gpus"] == "none" and _gpu_hardware():
-        print("A GPU is present but TensorFlow cannot use it (a CUDA/driver mismatch): training runs on the CPU. "
+        note("A GPU is present but TensorFlow cannot use it (a CUDA/driver mismatch): training runs on the CPU. "
               "Check `nvidia-smi` and that tensorflow[and-cuda] matches the driver.")
     elif info["gpus"] == "none":
-        print("No GPU in this runtime: fine for minilm; for BERT-size models on Colab choose "
+        note("No GPU in this runtime: fine for minilm; for BERT-size models on Colab choose "
               "Runtime > Change runtime type > GPU.")
     return pd.DataFrame([info]).T.rename(columns={0: "runtime"})
 
@@ -89,5 +90,5 @@ def ci_overrides(settings):
     changes = {k: v for k, v in smoke.get("settings", {}).items() if k in fields}
     if "model" in fields:
         changes["model"] = smoke.get("models", {}).get(settings.model, settings.model)
-    print("CI smoke run: a tiny random model on a slice of the data; the figures below are not results")
+    note("CI smoke run: a tiny random model on a slice of the data; the figures below are not results")
     return dataclasses.replace(settings, **changes)

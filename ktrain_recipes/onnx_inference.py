@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -18,8 +17,7 @@ import numpy as np
 from . import compat  # noqa: F401
 from .errors import RecipesError
 from .loading import load_checked_predictor, load_consistent
-from .saving import (DERIVED, MANIFEST, ONNX_FP32, ONNX_INT8, check_derived, read_manifest, restage, sha256_file,
-                     swap_into_place, write_json_atomic)
+from .saving import (DERIVED, ONNX_FP32, ONNX_INT8, check_derived, read_manifest, sha256_file, staged_predictor)
 from .tokens import tokenize
 
 OPSET = 17
@@ -71,27 +69,23 @@ def export_onnx(folder: str | os.PathLike, quantize: bool = True) -> dict[str, P
     def logits(*tensors):
         return model(dict(zip(keys, tensors)), training=False).logits
 
-    stage = restage(folder, skip=DERIVED)
     try:
-        tf2onnx.convert.from_function(logits, input_signature=spec, opset=OPSET, output_path=str(stage / ONNX_FP32))
-        written = {"fp32": stage / ONNX_FP32}
-        if quantize:
-            quantize_dynamic(str(stage / ONNX_FP32), str(stage / ONNX_INT8), weight_type=QuantType.QInt8)
-            written["int8"] = stage / ONNX_INT8
-        manifest = read_manifest(folder)
-        files = {k: v for k, v in manifest["files"].items() if k not in DERIVED}
-        files.update({p.name: sha256_file(p) for p in written.values()})
-        manifest.update(files=files, onnx_inputs=keys)
-        manifest.pop("_digest")
-        write_json_atomic(stage / MANIFEST, manifest)
-        swap_into_place(stage, folder)
+        with staged_predictor(folder, overwrite=True, copy_of=folder, skip=DERIVED) as stage:
+            tf2onnx.convert.from_function(logits, input_signature=spec, opset=OPSET,
+                                          output_path=str(stage.path / ONNX_FP32))
+            written = {"fp32": stage.path / ONNX_FP32}
+            if quantize:
+                quantize_dynamic(str(stage.path / ONNX_FP32), str(stage.path / ONNX_INT8), weight_type=QuantType.QInt8)
+                written["int8"] = stage.path / ONNX_INT8
+            manifest = read_manifest(folder)
+            files = {k: v for k, v in manifest["files"].items() if k not in DERIVED}
+            files.update({p.name: sha256_file(p) for p in written.values()})
+            manifest.update(files=files, onnx_inputs=keys)
+            manifest.pop("_digest")
+            stage.commit_manifest(manifest)
     except OSError as exc:
-        shutil.rmtree(stage, ignore_errors=True)
         raise RecipesError(f"cannot write the ONNX files beside '{folder}' ({exc.strerror or exc}): free some "
                            "space or choose a writable copy; the predictor is unchanged") from None
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
     return {kind: folder / p.name for kind, p in written.items()}
 
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import sys
 import unicodedata
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .errors import RecipesError
+from .errors import RecipesError, note
 from .tokens import token_lengths
 
 
@@ -93,8 +92,8 @@ def classify(predictor, texts, proba: bool = False, chunk: int = 256):
     lengths = np.array(token_lengths(model.tokenizer, texts))
     n_long = int((lengths > model.maxlen).sum())
     if n_long:
-        print(f"note: {n_long} of {len(texts)} texts exceed maxlen={model.maxlen} tokens "
-              "and were truncated", file=sys.stderr)
+        note(f"note: {n_long} of {len(texts)} texts exceed maxlen={model.maxlen} tokens "
+              "and were truncated")
     order = np.argsort(lengths, kind="stable")
     probs = np.empty((len(texts), len(model.classes)), dtype=np.float32)
     for start in range(0, len(texts), chunk):

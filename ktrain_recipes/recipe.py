@@ -4,20 +4,51 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 from .config import RecipeConfig
-from .errors import RecipesError
+from .errors import RecipesError, note
 from .data import LabelledTexts, sample
 from .evaluate import format_report, score
 from .maxlen import load_tokenizer, resolve_maxlen
 from .models import get_spec, resolve_model
 from .plots import plot_confusion_matrix, save_figure
 from .prediction import classify
-from .saving import check_out_dir, check_space, save_checked_predictor, stage_dir
+from .saving import check_out_dir, check_space, staged_predictor
 from .timing import time_inference
 from .train import Checkpoint, fit_with_checkpoint, optimizer_steps, set_seed, steady_examples_per_s
 from .versions import package_versions
+
+
+@dataclass
+class Run:
+    """What every training run starts from: its settings with defaults filled, its reserved ``out``, its data
+    and the sampled train and validation texts (``start_run`` makes it)."""
+
+    config: RecipeConfig
+    out: Path
+    data: LabelledTexts
+    train: tuple[list, list]
+    val: tuple[list, list]
+
+    @property
+    def pairs(self) -> bool:
+        return isinstance(self.train[0][0], tuple)
+
+
+def start_run(config: RecipeConfig, dataset: LabelledTexts | None = None) -> Run:
+    """The first steps of every run, before any expensive work: fill in the defaults, check ``--out``, load
+    and sample the data, and check that it can train. ``dataset`` skips loading (data already in memory)."""
+    config = config.with_defaults()
+    out = check_out_dir(config.out, config.overwrite or config.resume)
+    ds = dataset or config.load_data()
+    train = sample(ds.texts("train"), ds.labels("train"), config.limit, config.seed)
+    val = sample(ds.texts("validation"), ds.labels("validation"), config.eval_limit, config.seed)
+    ds.check_trainable(train[1])
+    return Run(config, out, ds, train, val)
 
 
 def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None, per_epoch=None) -> dict:
@@ -35,24 +66,20 @@ def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None, per_e
 
     from .distribute import is_chief, make_strategy, replicas, scope
 
-    config = config.with_defaults()
-    out = check_out_dir(config.out, config.overwrite or config.resume)  # before any expensive work
+    model_path = resolve_model(config.model)  # an unknown model fails first, before the data is read
+    run = start_run(config, dataset)
+    config, ds = run.config, run.data
     strategy = make_strategy(config.distribute, config.devices)  # before TensorFlow's first op (--devices)
     batch = config.batch_size * replicas(strategy)
     if strategy is not None:
-        print(f"{config.distribute}: {replicas(strategy)} replica(s), global batch {batch} "
-              f"({config.batch_size} per device)")
-    model_path = resolve_model(config.model)
-    ds = dataset or config.load_data()
-    train = sample(ds.texts("train"), ds.labels("train"), config.limit, config.seed)
-    val = sample(ds.texts("validation"), ds.labels("validation"), config.eval_limit, config.seed)
-    ds.check_trainable(train[1])
+        note(f"{config.distribute}: {replicas(strategy)} replica(s), global batch {batch} "
+             f"({config.batch_size} per device)")
     set_seed(config.seed)
-    maxlen = resolve_maxlen(config.maxlen, load_tokenizer(model_path), train[0])
+    maxlen = resolve_maxlen(config.maxlen, load_tokenizer(model_path), run.train[0])
 
     t = text.Transformer(model_path, maxlen=maxlen, class_names=ds.label_names, batch_size=batch)
-    trn = t.preprocess_train(train[0], ds.label_ids(train[1]), verbose=0)
-    val_data = t.preprocess_test(val[0], ds.label_ids(val[1]), verbose=0)
+    trn = t.preprocess_train(run.train[0], ds.label_ids(run.train[1]), verbose=0)
+    val_data = t.preprocess_test(run.val[0], ds.label_ids(run.val[1]), verbose=0)
     if config.bucketing:
         from .batching import bucket_batches
 
@@ -64,42 +91,68 @@ def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None, per_e
         learner = ktrain.get_learner(model, train_data=trn, val_data=val_data, batch_size=batch)
         if config.weight_decay:
             learner.set_weight_decay(config.weight_decay)  # recompiles with ktrain's AdamWeightDecay
+    return train_and_save(run, learner, t, checkpoint_identity(config, ds.label_names, maxlen),
+                          chief=is_chief(strategy), per_epoch=per_epoch,
+                          class_weight=class_weights(config, run.train[1], ds))
 
+
+def train_and_save(run: Run, learner, preproc, identity: dict, chief: bool = True, per_epoch=None,
+                   class_weight: dict | None = None, finish=None, **extra) -> dict:
+    """The rest of every run, once its learner is built: checkpoint (or ``--resume``), (``lr_find``),
+    ``fit_onecycle``, ``ktrain.get_predictor``, measure, record and save through ``staged_predictor``.
+
+    Args:
+      run: from ``start_run``.  learner: a ktrain learner on the run's data.  preproc: its ktrain preprocessor.
+      identity: what a checkpoint must match for ``--resume`` (``checkpoint_identity``).
+      chief: False on the workers of a multi-worker run, which train but do not save.
+      per_epoch: scores the model after every epoch (see ``run_recipe``).  class_weight: per label id.
+      finish: ``finish(model, preproc) -> (model, preproc)`` before the predictor is made (distill compiles
+        the student for inference and gives it a preprocessor of its own).
+      extra: more entries for metrics.json (distill's ``distillation``).
+    """
+    import ktrain
+
+    config, out, ds = run.config, run.out, run.data
     check_space(out, learner.model.count_params())  # a disk that fills while saving crashes h5py
-    chief = is_chief(strategy)  # with several workers only the chief keeps a checkpoint and saves
-    checkpoint = Checkpoint(out, checkpoint_identity(config, ds.label_names, maxlen)) if chief else None
+    checkpoint = Checkpoint(out, identity) if chief else None  # with several workers only the chief keeps one
     if checkpoint is None and config.resume:
         raise RecipesError("--resume is the chief's: run it on worker 0")
     record = checkpoint.resume(learner.model) if config.resume else \
         (checkpoint.start_fresh() if checkpoint else Checkpoint.empty_record())
     if config.resume:
-        print(f"resuming after {record['epochs_completed']} epoch(s): --epochs {config.epochs} more, with a fresh "
-              "one-cycle schedule (with --resume, --epochs counts this leg's epochs)")
-    stage = stage_dir(out) if chief else Path(tempfile.mkdtemp(prefix="worker-"))
-    try:
-        found = _lr_find(learner, stage) if config.lr_find else {}
-        scorer = epoch_scores(per_epoch, t, batch) if per_epoch else None
+        note(f"resuming after {record['epochs_completed']} epoch(s): --epochs {config.epochs} more, with a fresh "
+             "one-cycle schedule (with --resume, --epochs counts this leg's epochs)")
+    with staged_predictor(out, config.overwrite or config.resume) if chief else scratch_folder() as stage:
+        found = _lr_find(learner, stage.path) if config.lr_find else {}
+        scorer = epoch_scores(per_epoch, preproc, learner.batch_size) if per_epoch else None
         trained = fit_with_checkpoint(learner, config.lr, config.epochs, checkpoint, record,
                                       callbacks=[scorer] if scorer else None, average_last=config.average_last,
-                                      class_weight=class_weights(config, train[1], ds)) if config.epochs \
+                                      class_weight=class_weight) if config.epochs \
             else {**record, "epoch_seconds": [], "interrupted": False}
-        predictor = ktrain.get_predictor(learner.model, t, batch_size=batch)
-        metrics = measure(predictor, val, ds.label_names)
-        record_run(metrics, config, maxlen, trained, learner, n_train=len(train[0]), data=ds.source,
-                   pairs=isinstance(train[0][0], tuple), **found, **({"per_epoch": scorer.scores} if scorer else {}))
-        save_figure(plot_confusion_matrix(metrics), stage / "confusion_matrix.png")
+        model, preproc = finish(learner.model, preproc) if finish else (learner.model, preproc)
+        predictor = ktrain.get_predictor(model, preproc, batch_size=learner.batch_size)
+        metrics = measure(predictor, run.val, ds.label_names)
+        record_run(metrics, config, preproc.maxlen, trained, learner, n_train=len(run.train[0]), data=ds.source,
+                   pairs=run.pairs, **found, **extra, **({"per_epoch": scorer.scores} if scorer else {}))
+        save_figure(plot_confusion_matrix(metrics), stage.path / "confusion_matrix.png")
         if not chief:
-            shutil.rmtree(stage, ignore_errors=True)
-            print("trained; the chief (worker 0) saves the predictor")
+            note("trained; the chief (worker 0) saves the predictor")
             return metrics
-        save_checked_predictor(predictor, out, metrics, stage=stage, overwrite=config.overwrite or config.resume)
-        if not trained.get("interrupted"):
-            checkpoint.clear()  # kept after Ctrl-C, for --resume
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)  # never leave a half-written staging folder
-        raise
-    print(f"predictor saved to {out}")
+        stage.commit_predictor(predictor, metrics)
+    if not trained.get("interrupted"):
+        checkpoint.clear()  # kept after Ctrl-C, for --resume
+    note(f"predictor saved to {out}")
     return metrics
+
+
+@contextmanager
+def scratch_folder():
+    """A worker's stand-in for ``staged_predictor``: a temporary ``path`` for its plots, removed afterwards."""
+    path = Path(tempfile.mkdtemp(prefix="worker-"))
+    try:
+        yield SimpleNamespace(path=path)
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def class_weights(config: RecipeConfig, labels: list[str], ds: LabelledTexts) -> dict[int, float] | None:
@@ -108,7 +161,7 @@ def class_weights(config: RecipeConfig, labels: list[str], ds: LabelledTexts) ->
         return None
     counts = {name: labels.count(name) for name in ds.label_names}
     weights = {i: len(labels) / (len(counts) * counts[name]) for i, name in enumerate(ds.label_names)}
-    print("class weights: " + ", ".join(f"{n} {weights[i]:.2f}" for i, n in enumerate(ds.label_names)))
+    note("class weights: " + ", ".join(f"{n} {weights[i]:.2f}" for i, n in enumerate(ds.label_names)))
     return weights
 
 
@@ -150,7 +203,7 @@ def _lr_find(learner, stage: Path) -> dict:
     save_figure(fig, stage / "lr_find.png")
     suggested = _suggested_lr(learner)
     if suggested:
-        print(f"lr_find suggests lr {suggested:.1e} (plot: lr_find.png)")
+        note(f"lr_find suggests lr {suggested:.1e} (plot: lr_find.png)")
     return {"suggested_lr": suggested}
 
 
@@ -179,11 +232,9 @@ def record_run(metrics: dict, config: RecipeConfig, maxlen: int, trained: dict, 
       learner: the trained ktrain learner.  extra: n_train, data and anything else worth keeping.
     """
     timing = metrics["inference"]
-    metrics.update(config.settings())
     metrics.update(
         maxlen=maxlen, model_id=get_spec(config.model).model_id or Path(config.model).name,
-        settings=config.settings(), **extra,
-        smoke="tiny-" in str(config.model), interrupted=trained.get("interrupted", False),
+        settings=config.settings(), **extra, smoke=config.smoke, interrupted=trained.get("interrupted", False),
         epochs_completed=trained["epochs_completed"], train_seconds=trained["train_seconds"],
         averaged_epochs=trained.get("averaged_epochs", 1), optimizer=type(learner.model.optimizer).__name__,
         train_examples_per_s=steady_examples_per_s(extra.get("n_train", 0), trained.get("epoch_seconds", [])),

@@ -22,15 +22,16 @@ import json
 import os
 import shutil
 import socket
-import sys
 import tempfile
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
-from .errors import RecipesError
+from .errors import RecipesError, note
 from .versions import check_versions, package_versions
 
 MANIFEST = "manifest.json"
@@ -40,12 +41,6 @@ ONNX_FP32 = "model.onnx"
 ONNX_INT8 = "model.int8.onnx"
 DERIVED = (ONNX_FP32, ONNX_INT8)  # rebuilt by `export` from the model; never needed by the source model
 _HOST = socket.gethostname().replace("-", "_")
-
-
-def _kill_point(step: str) -> None:
-    """Tests set KTRAIN_RECIPES_KILL_AT to a step name to kill the process there (no cleanup runs)."""
-    if os.environ.get("KTRAIN_RECIPES_KILL_AT") == step:
-        os._exit(9)
 
 
 def check_out_dir(out: str | os.PathLike, overwrite: bool = False) -> Path:
@@ -148,8 +143,7 @@ def recover(out: Path) -> None:
         owner = _owner(old, out.name)
         if owner and not _alive(*owner):
             old.rename(out)
-            print(f"note: restored the predictor at '{out}' that an interrupted save had moved aside",
-                  file=sys.stderr)
+            note(f"note: restored the predictor at '{out}' that an interrupted save had moved aside")
             return
 
 
@@ -164,36 +158,74 @@ def clean_litter(out: Path) -> None:
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path.name)
     if removed:
-        print(f"note: removed {len(removed)} folder(s) left by interrupted runs: {', '.join(removed)}",
-              file=sys.stderr)
+        note(f"note: removed {len(removed)} folder(s) left by interrupted runs: {', '.join(removed)}")
 
 
-def save_checked_predictor(predictor, out: str | os.PathLike, metrics: dict, stage: Path | None = None,
-                           overwrite: bool = False) -> Path:
+class Stage:
+    """A predictor being written: files go to ``path``; a ``commit_*`` method swaps the folder in at ``out``.
+
+    Made by ``staged_predictor``, which removes ``path`` if the block ends without a commit.
+    """
+
+    def __init__(self, out: Path, overwrite: bool, path: Path):
+        self.out, self.overwrite, self.path, self.committed = out, overwrite, path, False
+
+    def commit_predictor(self, predictor, metrics: dict) -> Path:
+        """Save a ktrain predictor (``predictor.save``) with metrics.json and a manifest, and swap it in."""
+        check_preproc_describes_model(predictor)
+        predictor.save(str(self.path))
+        classes = list(predictor.get_classes())
+        _add_label_names(self.path, classes)
+        return self.commit(classes, int(predictor.preproc.maxlen), metrics, kind="classifier",
+                           pairs=metrics.get("pairs"))
+
+    def commit(self, label_names: list[str], maxlen: int, metrics: dict, **extra) -> Path:
+        """Write metrics.json and the manifest over the files already in ``path``, then swap it in."""
+        write_json_atomic(self.path / METRICS, metrics)
+        write_manifest(self.path, label_names, maxlen, metrics, **extra)
+        return self.commit_manifest()
+
+    def commit_manifest(self, manifest: dict | None = None) -> Path:
+        """Swap ``path`` in at ``out`` (writing ``manifest`` first when given): the folder's last step."""
+        if manifest is not None:
+            write_json_atomic(self.path / MANIFEST, manifest)
+        check_out_dir(self.out, self.overwrite)  # again: something may have appeared at --out while we trained
+        swap_into_place(self.path, self.out)
+        self.committed = True
+        return self.out
+
+
+@contextmanager
+def staged_predictor(out: str | os.PathLike, overwrite: bool = False, copy_of: Path | None = None,
+                     skip: tuple[str, ...] = ()) -> Iterator[Stage]:
+    """Reserve ``out``, stage a predictor beside it, and commit or clean up: every writer saves through this.
+
+    ``with staged_predictor(out, overwrite) as stage:`` checks ``out`` (``check_out_dir``) and creates the
+    staging folder ``stage.path``; the block writes its files there and ends with ``stage.commit_predictor``
+    (or ``commit``). Leaving the block without a commit (an error, Ctrl-C) removes the staging folder, so no
+    half-written predictor is ever left at ``out`` or beside it. ``copy_of``: start from that predictor's
+    files, except ``skip`` (hard links where possible), to rewrite it through a swap (``export`` does).
+    """
+    out = check_out_dir(out, overwrite)
+    stage = Stage(out, overwrite, restage(copy_of, skip) if copy_of is not None else stage_dir(out))
+    try:
+        yield stage
+    finally:
+        if not stage.committed:
+            shutil.rmtree(stage.path, ignore_errors=True)
+
+
+def save_checked_predictor(predictor, out: str | os.PathLike, metrics: dict, overwrite: bool = False) -> Path:
     """Save a ktrain predictor with ``predictor.save``, plus metrics.json and a manifest, atomically.
 
     Args:
       predictor: a ktrain TextPredictor (from ``ktrain.get_predictor``).
       out: the predictor folder to create.
       metrics: what ``metrics.json`` holds (see ``recipe.run_recipe``).
-      stage: a staging folder from ``stage_dir`` already holding extra files (plots); created if None.
       overwrite: replace ``out`` if it is a predictor saved by ktrain_recipes.
     """
-    out = check_out_dir(out, overwrite)
-    check_preproc_describes_model(predictor)
-    stage = stage or stage_dir(out)
-    try:
-        predictor.save(str(stage))
-        _kill_point("saved")
-        _add_label_names(stage, list(predictor.get_classes()))
-        (stage / METRICS).write_text(json.dumps(metrics, indent=2, default=_jsonable, allow_nan=False))
-        write_manifest(stage, list(predictor.get_classes()), int(predictor.preproc.maxlen), metrics,
-                       kind="classifier", pairs=metrics.get("pairs"))
-        swap_into_place(stage, out)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
-    return out
+    with staged_predictor(out, overwrite) as stage:
+        return stage.commit_predictor(predictor, metrics)
 
 
 # the shape keys of transformers' configs (BERT family; DistilBERT names them n_layers and dim)
@@ -236,13 +268,11 @@ def swap_into_place(stage: Path, out: Path) -> None:
         return
     old = out.with_name(f".{out.name}.old-{_HOST}-{os.getpid()}")
     out.rename(old)
-    _kill_point("moved-aside")
     try:
         stage.rename(out)
     except BaseException:
         old.rename(out)  # put the previous predictor back
         raise
-    _kill_point("swapped")
     shutil.rmtree(old, ignore_errors=True)
 
 
@@ -390,6 +420,24 @@ def _load_manifest(folder: Path) -> dict:
     if manifest.get("labels_sha256") != _labels_digest(labels, maxlen):
         raise RecipesError(f"{corrupt} (its label names or maxlen were edited)")
     return manifest
+
+
+def read_metrics(folder: str | os.PathLike) -> dict:
+    """Return a predictor folder's metrics.json: scores, timings, what the run used (its ``settings``).
+
+    Raises RecipesError when there is none or it is not JSON. It is not checked against the manifest here:
+    ``read_manifest`` does that for a whole folder.
+    """
+    path = Path(folder) / METRICS
+    try:
+        metrics = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise RecipesError(f"'{folder}' has no {METRICS}: pass a predictor folder written by train") from None
+    except (OSError, ValueError) as exc:
+        raise RecipesError(f"'{path}' is not readable JSON ({exc}): re-run train to recreate it") from None
+    if not isinstance(metrics, dict):
+        raise RecipesError(f"'{path}' is not a metrics.json of ktrain_recipes: re-run train to recreate it")
+    return metrics
 
 
 def folder_size_mb(folder: str | os.PathLike, pattern: str = "*") -> float:

@@ -13,10 +13,8 @@ What ktrain's FAQ Flask app lacks, and this adds:
 
 
 import asyncio
-import json
 import logging
 import os
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -25,9 +23,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from . import compat  # noqa: F401
-from .errors import RecipesError
+from .errors import RecipesError, note
 from .prediction import _is_blank, as_classifier
-from .saving import METRICS, ONNX_INT8, manifest_digest, read_manifest
+from .saving import ONNX_INT8, manifest_digest, read_manifest, read_metrics
 
 log = logging.getLogger("ktrain_recipes.service")
 BACKENDS = ("auto", "int8", "ktrain")
@@ -99,8 +97,8 @@ def load_model(folder: str | Path, backend: str = "auto", threads: int | None = 
 
 def _read_scores(folder: Path) -> dict:
     try:
-        metrics = json.loads((folder / METRICS).read_text())
-    except (OSError, ValueError):
+        metrics = read_metrics(folder)
+    except RecipesError:
         return {}
     return {k: metrics.get(k) for k in ("accuracy", "macro_f1", "n", "split", "exact_match") if k in metrics}
 
@@ -321,11 +319,11 @@ def serve(settings: ServiceSettings, host: str = "127.0.0.1", port: int = 8000) 
     import uvicorn
 
     if host not in LOCAL_HOSTS:
-        print(f"warning: listening on {host}: this service has no authentication; anyone who can reach the port "
-              "can use it (put it behind a proxy that authenticates)", file=sys.stderr)
+        note(f"warning: listening on {host}: this service has no authentication; anyone who can reach the port "
+              "can use it (put it behind a proxy that authenticates)")
     start = time.perf_counter()
     model = load_model(settings.predictor, settings.backend, settings.threads)
-    print(f"serving '{settings.predictor}' ({model.identity['backend']}, labels {', '.join(model.classifier.classes)}"
-          f", loaded in {time.perf_counter() - start:.1f} s) on http://{host}:{port}/  (API: /docs)", file=sys.stderr)
+    note(f"serving '{settings.predictor}' ({model.identity['backend']}, labels {', '.join(model.classifier.classes)}"
+          f", loaded in {time.perf_counter() - start:.1f} s) on http://{host}:{port}/  (API: /docs)")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     uvicorn.run(create_app(settings, model), host=host, port=port, log_level="warning", access_log=False)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import RecipesError
+from .errors import RecipesError, note
 
 # MiniLM on emotion (docs/results.md): 100 updates of 32 texts reached 0.69 validation accuracy, 500 reached 0.91
 FEW_STEPS = 500
@@ -144,7 +144,7 @@ class Checkpoint:
     def start_fresh(self) -> dict:
         """Remove a checkpoint left by another run (saying so); return the new run's record."""
         if self.weights.exists() or self.info.exists():
-            print(f"note: removed the checkpoint {self.weights.name} of an earlier run (no --resume given)")
+            note(f"note: removed the checkpoint {self.weights.name} of an earlier run (no --resume given)")
             self.clear()
         return self.empty_record()
 
@@ -193,7 +193,7 @@ class Checkpoint:
 
 def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint | None = None,
                         record: dict | None = None, callbacks: list | None = None, average_last: int = 1,
-                        class_weight: dict | None = None, resumable: bool = True) -> dict:
+                        class_weight: dict | None = None) -> dict:
     """Call ``learner.fit_onecycle(lr, epochs)``, adding what a long run needs; return the run's record.
 
     Adds: the few-updates note, per-epoch timing, a stop on a NaN loss, a clear message when memory runs
@@ -204,9 +204,9 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
     """
     import tensorflow as tf
 
-    note = few_steps_note(learner.train_data.nsamples(), learner.batch_size, epochs)
-    if note:
-        print(note)
+    few = few_steps_note(learner.train_data.nsamples(), learner.batch_size, epochs)
+    if few:
+        note(few)
     timer = epoch_timer(record, after_epoch=checkpoint.write if checkpoint else None)
     record = timer.record
     average = weight_average(average_last, epochs)
@@ -225,8 +225,7 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
             raise  # no epoch finished: nothing worth keeping
         learner.model.load_weights(str(checkpoint.weights))
         interrupted = True
-        print(f"\ninterrupted: restored the best epoch so far (kept in {checkpoint.weights}; --resume goes on)"
-              if resumable else "\ninterrupted: restored the best epoch so far, and saving it")
+        note(f"\ninterrupted: restored the best epoch so far (kept in {checkpoint.weights}; --resume goes on)")
     losses = learner.model.history.history.get("loss", []) if learner.model.history else []
     if any(not math.isfinite(v) for v in losses):
         raise RecipesError(f"training diverged (the loss became NaN at lr {lr}): try a lower --lr; nothing "

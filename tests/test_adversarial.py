@@ -89,47 +89,6 @@ def test_distill_refuses_what_it_would_ignore_or_crash_on(tiny_predictor, tiny_m
     assert not (tmp_path / "s").exists() and not (tmp_path / "s2").exists()
 
 
-def test_distill_interrupted_does_not_promise_resume(monkeypatch, capsys):
-    from ktrain_recipes import train
-
-    class Learner:
-        batch_size = 8
-
-        class train_data:
-            @staticmethod
-            def nsamples():
-                return 800
-
-        class model:
-            history = None
-
-            @staticmethod
-            def load_weights(path):
-                pass
-
-        @staticmethod
-        def fit_onecycle(*a, **k):
-            raise KeyboardInterrupt
-
-    class Checkpoint:
-        class weights:
-            @staticmethod
-            def exists():
-                return True
-
-        def write(self, record):
-            pass
-
-        def best_epoch(self):
-            import tensorflow as tf
-
-            return tf.keras.callbacks.Callback()
-
-    train.fit_with_checkpoint(Learner, 1e-3, 1, Checkpoint(), None, resumable=False)
-    out = capsys.readouterr().out
-    assert "saving it" in out and "--resume" not in out
-
-
 def test_compare_skips_unreadable_scores_with_a_note(tiny_predictor, tmp_path, capsys):
     runs = tmp_path / "runs"
     for name in ("good", "string", "empty"):

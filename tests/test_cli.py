@@ -127,7 +127,7 @@ def test_own_csv_with_other_columns_trains_from_the_cli(tiny_models, tmp_path, c
     assert cli.main(["train", "--model", tiny_models["bert"], "--data", str(tmp_path / "reviews.csv"),
                      "--text-column", "review", "--label-column", "stars", "--epochs", "1", "--lr", "1e-3",
                      "--batch-size", "16", "--out", str(out)]) == 0
-    assert "held out 12 of 120 training texts" in capsys.readouterr().out
+    assert "held out 12 of 120 training texts" in capsys.readouterr().err
     assert json.loads((out / "config.json").read_text())["id2label"] == {str(i): str(i + 1) for i in range(5)}
     assert cli.main(["predict", "--predictor", str(out), "--format", "json", "a great review"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["label"] in {"1", "2", "3", "4", "5"}
@@ -164,3 +164,22 @@ def test_tensorflow_start_up_lines_do_not_reach_the_terminal(tiny_predictor):
     assert run.returncode == 0, run.stderr[-1000:]
     for noise in ("absl::InitializeLog", "oneDNN custom operations", "cudart_stub"):
         assert noise not in run.stderr, run.stderr[:500]
+
+
+@pytest.mark.parametrize("argv, own", [
+    (["evaluate", "--predictor", "p", "--limit", "5", "--data", "d"], {"data": "d"}),
+    (["bench", "--out", "elsewhere", "--limit", "7", "--epochs", "3"], {"limit": 7}),
+    (["ethics", "--task", "justice", "--data", "e", "--out", "o", "--lr", "2e-5"], {"lr": 2e-5}),
+    (["distill", "--teacher", "t", "--out", "s", "--resume", "--epochs", "1"],
+     {"out": "s", "resume": True, "epochs": 1}),
+])
+def test_a_commands_config_holds_only_its_own_groups_flags(argv, own):
+    from ktrain_recipes.config import RecipeConfig
+
+    args = cli.build_parser().parse_args(argv)
+    config = cli.config_from_args(args)
+    defaults = RecipeConfig()
+    changed = {k: v for k, v in config.settings().items() if v != getattr(defaults, k)}
+    assert changed == own  # evaluate's --limit and bench's --out are the command's, not the config's
+    assert set(args.config_flags) <= set(config.settings())
+

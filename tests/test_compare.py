@@ -27,7 +27,7 @@ def test_corrupt_runs_are_skipped_and_other_label_sets_not_ranked(tiny_predictor
 def test_a_fresh_machine_gets_the_committed_results_and_is_told(tmp_path, capsys):
     table = compare_runs(tmp_path / "none", fallback=DOCS / "results.json")
     assert "minilm-full-4ep" in table.index and table.loc["minilm-full-4ep", "accuracy"] == 0.9335
-    assert "showing the results committed in" in capsys.readouterr().out
+    assert "showing the results committed in" in capsys.readouterr().err
     with pytest.raises(RecipesError, match="no runs"):
         compare_runs(tmp_path / "none")
 

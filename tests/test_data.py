@@ -91,7 +91,7 @@ def test_own_csv_with_other_columns_and_no_validation_file(tmp_path, capsys):
     assert ds.label_names == ["1", "2", "3", "4", "5"]
     assert len(ds.texts("train")) == 90 and len(ds.texts("validation")) == 10
     assert sorted(ds.labels("validation")) == ["1", "1", "2", "2", "3", "3", "4", "4", "5", "5"]  # stratified
-    assert "held out 10 of 100 training texts" in capsys.readouterr().out
+    assert "held out 10 of 100 training texts" in capsys.readouterr().err
     assert load_data(tmp_path / "reviews.csv", Columns("review", "stars"), seed=3).splits == ds.splits  # seeded
 
 

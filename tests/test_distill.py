@@ -1,5 +1,6 @@
 """Distillation: the layer map, the loss against a hand computation, and a tiny teacher-to-student run."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -7,6 +8,7 @@ import pytest
 
 import ktrain_recipes as kr
 from ktrain_recipes import RecipesError, cli
+from ktrain_recipes import DistillSettings, RecipeConfig
 from ktrain_recipes.distill import cut_layers, distillation_loss, encoder_layers, layer_map
 
 
@@ -60,7 +62,8 @@ def test_a_tiny_teacher_distils_into_a_saved_student(tiny_models, small_data, tm
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["distillation"]["layer_map"] == [0] and metrics["distillation"]["temperature"] == 3.0
     # the teacher is recorded as an absolute path, so distilling from this student works from any folder
-    assert metrics["distillation"]["teacher"] == str(teacher.resolve()) and metrics["model"] == str(teacher.resolve())
+    assert metrics["distillation"]["teacher"] == str(teacher.resolve())
+    assert metrics["settings"]["model"] == str(teacher.resolve())
     assert json.loads((out / "config.json").read_text())["num_hidden_layers"] == 1
     assert metrics["params"] < json.loads((teacher / "metrics.json").read_text())["params"]
     loaded = kr.load_checked_predictor(out)  # ktrain rebuilds it from the preprocessor's config: the student's
@@ -97,3 +100,48 @@ def test_a_predictor_whose_preprocessor_describes_another_model_is_not_saved(tin
     with pytest.raises(RecipesError, match="num_hidden_layers"):
         kr.save_checked_predictor(ktrain.get_predictor(student, loaded.preproc), out, {})
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["teacher"]
+
+
+def test_distill_ctrl_c_keeps_its_checkpoint_and_resume_goes_on(tiny_predictor, small_data, tmp_path, monkeypatch,
+                                                                capsys):
+    from ktrain_recipes import train
+
+    timer = train.epoch_timer
+
+    def ctrl_c_in_second_epoch(*args, **kwargs):
+        callback = timer(*args, **kwargs)
+        begin = callback.on_epoch_begin
+
+        def on_epoch_begin(epoch, logs=None):
+            if epoch == 1:
+                raise KeyboardInterrupt
+            begin(epoch, logs)
+
+        callback.on_epoch_begin = on_epoch_begin
+        return callback
+
+    out = tmp_path / "student"
+    config = RecipeConfig(data=str(small_data), out=str(out), limit=64, eval_limit=32, epochs=2, batch_size=16,
+                          lr=1e-3)
+    settings = DistillSettings(str(tiny_predictor), layers=1)
+    monkeypatch.setattr(train, "epoch_timer", ctrl_c_in_second_epoch)
+    interrupted = kr.distill(config, settings)
+    assert interrupted["interrupted"] and interrupted["epochs_completed"] == 1
+    assert "--resume goes on" in capsys.readouterr().err
+    checkpoint = tmp_path / ".student.checkpoint.h5"
+    assert checkpoint.exists()  # kept after Ctrl-C, as the message says
+    monkeypatch.setattr(train, "epoch_timer", timer)
+    resumed = kr.distill(dataclasses.replace(config, epochs=1, resume=True), settings)
+    assert "resuming after 1 epoch(s)" in capsys.readouterr().err
+    assert resumed["epochs_completed"] == 2 and not resumed["interrupted"] and not checkpoint.exists()
+    assert kr.load_checked_predictor(out).predict(["i am happy"])[0] in resumed["label_names"]
+
+
+def test_distill_takes_the_teachers_maxlen_and_refuses_another(tiny_predictor, small_data, tmp_path, capsys):
+    config = RecipeConfig(data=str(small_data), out=str(tmp_path / "s"), maxlen=64, epochs=1)
+    with pytest.raises(RecipesError, match="takes the teacher's maxlen"):
+        kr.distill(config, DistillSettings(str(tiny_predictor)))
+    with pytest.raises(SystemExit):  # the CLI has no --maxlen for distill
+        cli.main(["distill", "--teacher", str(tiny_predictor), "--out", str(tmp_path / "s"), "--maxlen", "64"])
+    assert "unrecognized arguments: --maxlen" in capsys.readouterr().err
+    assert not (tmp_path / "s").exists()

@@ -92,6 +92,21 @@ def test_no_validation_row_shares_a_group_with_a_training_row(task, ethics_dir):
     assert 0.07 < share < 0.13, share
 
 
+def test_utilitarianism_validation_pairs_share_no_opening_sentence_with_training(ethics_dir):
+    from ktrain_recipes.ethics import _opening, load_pairs, split_pairs
+
+    pairs, _ = load_pairs(get_task("utilitarianism"), ethics_dir, "test")
+    train, val = split_pairs(pairs, 0.1, 42)
+
+    def openings(some):
+        return {_opening(scenario) for pair in some for scenario in pair}
+
+    assert not openings(train) & openings(val)
+    assert sorted(train + val) == sorted(pairs) and 0.07 < len(val) / len(pairs) < 0.13
+    # the same pairs split by pair would share openings: what this grouping prevents
+    assert openings(pairs[: len(train)]) & openings(pairs[len(train):])
+
+
 def test_justice_groups_follow_the_scenario_boundaries(ethics_dir):
     import pandas as pd
 

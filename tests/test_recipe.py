@@ -24,7 +24,7 @@ def test_resolve_maxlen_reports_truncation(tiny_models, capsys):
     tok = kr.load_tokenizer(tiny_models["bert"])
     texts = ["short text", "a much longer text " * 20]
     assert resolve_maxlen(16, tok, texts) == 16
-    assert "1 of 2 training texts are longer" in capsys.readouterr().out
+    assert "1 of 2 training texts are longer" in capsys.readouterr().err
     with pytest.raises(RecipesError, match="maxlen must be"):
         resolve_maxlen(4, tok, texts)
 
@@ -127,7 +127,7 @@ def test_ctrl_c_keeps_the_best_epoch_and_resume_of_the_same_run_saves_it(tiny_mo
         kr.run_recipe(RecipeConfig(model, data=str(small_data), out=str(out), epochs=0, resume=True, seed=5))
     capsys.readouterr()
     metrics = kr.run_recipe(RecipeConfig(**{**config.settings(), "epochs": 1}))
-    assert "resuming after 1 epoch(s): --epochs 1 more" in capsys.readouterr().out  # what --epochs means here
+    assert "resuming after 1 epoch(s): --epochs 1 more" in capsys.readouterr().err  # what --epochs means here
     # the whole run is recorded: the interrupted leg's epoch and this one's
     assert metrics["epochs_completed"] == 2 and len(metrics["history"]["loss"]) == 2
     assert metrics["train_seconds"] > trained["train_seconds"] and kr.load_checked_predictor(out)
@@ -140,7 +140,7 @@ def test_a_stale_checkpoint_is_removed_by_a_fresh_run_never_restored(tiny_models
     stale.write_bytes(b"weights of another run")
     kr.run_recipe(RecipeConfig(tiny_models["bert"], data=str(small_data), out=str(out), epochs=1, batch_size=16,
                                lr=1e-3))
-    assert "removed the checkpoint .run.checkpoint.h5 of an earlier run" in capsys.readouterr().out
+    assert "removed the checkpoint .run.checkpoint.h5 of an earlier run" in capsys.readouterr().err
     assert not stale.exists()
 
 
@@ -173,7 +173,7 @@ def test_out_of_memory_suggests_a_smaller_batch(capsys):
 
     with pytest.raises(RecipesError, match="out of memory at batch size 64: try --batch-size 32"):
         kr.fit_with_checkpoint(Learner(), 1e-4, 1)
-    assert "only 10 optimizer steps" in capsys.readouterr().out  # the note comes before training starts
+    assert "only 10 optimizer steps" in capsys.readouterr().err  # the note comes before training starts
 
 
 def test_a_nan_loss_stops_training_and_saves_nothing(tiny_models, small_data, tmp_path):

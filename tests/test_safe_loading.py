@@ -173,7 +173,7 @@ def test_a_full_disk_gives_one_line_errors_and_keeps_the_old_predictor(tiny_pred
     old = small_disk / "pred"
     shutil.copytree(tiny_predictor, old)
     before = {p.name: p.read_bytes() for p in old.iterdir()}
-    model = json.loads((tiny_predictor / "metrics.json").read_text())["model"]
+    model = json.loads((tiny_predictor / "metrics.json").read_text())["settings"]["model"]
     assert cli.main(["train", "--model", model, "--data", str(small_data), "--out", str(old), "--overwrite",
                      "--epochs", "1", "--lr", "1e-3"]) == 1
     err = capsys.readouterr().err

@@ -107,10 +107,28 @@ def test_transformers_reads_our_label_names(tiny_predictor):
     assert classifier("i am so happy")[0]["label"] in kr.EMOTION_LABELS
 
 
+# Kills the saving process at one step (no cleanup runs), by patching the library from outside: after the
+# files are written ("saved"), after the old predictor is moved aside ("moved-aside"), after the new one is
+# renamed into place ("swapped").
 KILL_SCRIPT = """
-import sys
+import os, pathlib, sys
 from pathlib import Path
 import ktrain_recipes.saving as saving
+
+step = sys.argv[3]
+if step == "saved":
+    saving._add_label_names = lambda *a: os._exit(9)
+rename = pathlib.Path.rename
+
+def killing_rename(self, target):
+    done = rename(self, target)
+    moved_aside = ".old-" in Path(target).name
+    swapped = ".partial-" in self.name and Path(target) == Path(sys.argv[1])
+    if (step == "moved-aside" and moved_aside) or (step == "swapped" and swapped):
+        os._exit(9)
+    return done
+
+pathlib.Path.rename = killing_rename
 
 class Fake:
     class preproc:
@@ -126,15 +144,13 @@ saving.save_checked_predictor(Fake(), sys.argv[1], {"accuracy": 1.0}, overwrite=
 
 @pytest.mark.parametrize("step", ["saved", "moved-aside", "swapped", None])
 def test_a_kill_at_any_step_of_a_save_leaves_a_whole_predictor(tmp_path, step):
-    import os
     import subprocess
     import sys
 
     out = tmp_path / "pred"
 
     def save(content, kill_at=None):
-        env = {**os.environ, "KTRAIN_RECIPES_KILL_AT": kill_at or ""}
-        return subprocess.run([sys.executable, "-c", KILL_SCRIPT, str(out), content], env=env).returncode
+        return subprocess.run([sys.executable, "-c", KILL_SCRIPT, str(out), content, kill_at or ""]).returncode
 
     assert save("old") == 0
     assert save("new", step) == (9 if step else 0)
