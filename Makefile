@@ -50,10 +50,10 @@ test: $(VENV)/.installed-dev $(SYSTEM) lint
 	$(BIN)/python tests/tiny_models.py $(SMOKE)
 	KTRAIN_RECIPES_SMOKE=$(SMOKE) $(BIN)/python -m pytest --nbval-lax --nbval-current-env notebooks
 
-# Rewrite the notebooks from notebooks/build_notebooks.py. Outputs are kept only where the cells did not
-# change since notebooks/execute.py made them from a real run (see README, "Notebooks").
+# Rebuild each notebook's .ipynb from its source, the jupytext .py beside it (notebooks/sync.py). Outputs are
+# kept only where the code cells did not change since notebooks/execute.py made them from a real run.
 notebooks: $(VENV)/.installed-dev
-	$(BIN)/python notebooks/build_notebooks.py
+	$(BIN)/python notebooks/sync.py
 
 clean:
 	rm -rf $(VENV) runs

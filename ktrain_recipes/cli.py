@@ -6,11 +6,11 @@ import argparse
 import json
 import sys
 
-from . import compat  # noqa: F401
-from .config import GROUPS, RecipeConfig, config_fields, parse_limit
-from .errors import RecipesError
-from .ethics import TASKS as ETHICS_TASKS
-from .service import ServiceSettings
+from ktrain_recipes import compat  # noqa: F401
+from ktrain_recipes.config import GROUPS, RecipeConfig, config_fields, parse_limit
+from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.studies.ethics import TASKS as ETHICS_TASKS
+from ktrain_recipes.inference.service import ServiceSettings
 
 
 def _flag_type(parse):
@@ -94,7 +94,7 @@ class _ShowDefaults(argparse.ArgumentDefaultsHelpFormatter):
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser for all commands."""
-    from . import __version__
+    from ktrain_recipes.versions import __version__
 
     fmt = _ShowDefaults
     parser = argparse.ArgumentParser(prog="ktrain-recipes", description=__doc__, formatter_class=fmt)
@@ -209,13 +209,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_train(args) -> None:
-    from .recipe import run_recipe
+    from ktrain_recipes.training.recipe import run_recipe
 
     run_recipe(config_from_args(args))
 
 
 def cmd_evaluate(args) -> None:
-    from .evaluate import evaluate_saved, format_report
+    from ktrain_recipes.inference.evaluate import evaluate_saved, format_report
 
     if args.json:
         _check_writable_file(args.json)
@@ -237,13 +237,13 @@ def _check_writable_file(path: str) -> None:
 
 
 def cmd_predict(args) -> None:
-    from .output import write_predictions
-    from .prediction import classify, open_predictor
+    from ktrain_recipes.inference.output import write_predictions
+    from ktrain_recipes.inference.prediction import classify, open_predictor
 
     if bool(args.texts) == bool(args.input):
         raise RecipesError("give either TEXT arguments or --input FILE (one of them)")
     if args.engine == "ray":
-        from .ray_scoring import predict_with_ray
+        from ktrain_recipes.inference.ray_scoring import predict_with_ray
 
         if not args.input or not args.output:
             raise RecipesError("--engine ray reads --input and writes --output: give both")
@@ -252,7 +252,7 @@ def cmd_predict(args) -> None:
         print(f"{n} texts classified into {args.output}", file=sys.stderr)
         return
     if args.input:
-        from .streaming import check_input, predict_file
+        from ktrain_recipes.inference.streaming import check_input, predict_file
 
         check_input(args.input)  # before loading the model: its errors are the cheaper to find
         predictor = open_predictor(args.predictor, args.int8, args.strict, unpickle_preproc=args.unpickle_preproc)
@@ -267,20 +267,20 @@ def cmd_predict(args) -> None:
 
 
 def cmd_export(args) -> None:
-    from .onnx_inference import export_onnx
+    from ktrain_recipes.inference.onnx_inference import export_onnx
 
     for kind, path in export_onnx(args.predictor, quantize=not args.no_quantize).items():
         print(f"{kind}: {path} ({path.stat().st_size / 1e6:.1f} MB)")
 
 
 def cmd_compare(args) -> None:
-    from .compare import write_comparison
+    from ktrain_recipes.studies.compare import write_comparison
 
     write_comparison(args.runs, args.chart, args.table)
 
 
 def cmd_ethics(args) -> None:
-    from .ethics import run_ethics, write_result
+    from ktrain_recipes.studies.ethics import run_ethics, write_result
 
     if args.json:
         _check_writable_file(args.json)
@@ -293,39 +293,39 @@ def cmd_ethics(args) -> None:
 
 
 def cmd_distill(args) -> None:
-    from .distill import DistillSettings, distill
+    from ktrain_recipes.training.distill import DistillSettings, distill
 
     settings = DistillSettings(args.teacher, args.layers, args.student, args.temperature, args.alpha)
     distill(config_from_args(args), settings)
 
 
 def cmd_bench(args) -> None:
-    from .bench import run_bench
+    from ktrain_recipes.studies.bench import run_bench
 
     run_bench(config_from_args(args, epochs=args.epochs), predictor=args.predictor, out=args.out, assets=args.assets,
               students=args.students)
 
 
 def cmd_serve(args) -> None:
-    from .service import serve
+    from ktrain_recipes.inference.service import serve
 
     serve(settings_from_args(args, ServiceSettings), host=args.host, port=args.port)
 
 
 def cmd_serve_bench(args) -> None:
-    from .serve_bench import run_serve_bench
+    from ktrain_recipes.studies.serve_bench import run_serve_bench
 
     run_serve_bench(args.predictor, args.out, args.assets, args.concurrency, args.seconds)
 
 
 def cmd_scale_bench(args) -> None:
-    from .scale_bench import run_scale_bench
+    from ktrain_recipes.studies.scale_bench import run_scale_bench
 
     run_scale_bench(args.predictor, args.data, args.texts, args.in_memory, args.ray_texts, args.work, args.out)
 
 
 def cmd_models(args) -> None:
-    from .models import list_models
+    from ktrain_recipes.models import list_models
 
     print(f"{'name':<11}{'model':<40}{'params':>7}{'batch':>7}{'lr':>9}{'epochs':>8}  note")
     for s in list_models():

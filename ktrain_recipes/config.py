@@ -11,7 +11,7 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 
-from .errors import RecipesError
+from ktrain_recipes.errors import RecipesError
 
 
 def parse_maxlen(value: str) -> int | str:
@@ -189,7 +189,7 @@ class RecipeConfig:
 
     def with_defaults(self) -> RecipeConfig:
         """Return a copy with the registry defaults filled in for batch_size, lr and epochs, checked."""
-        from .models import get_spec
+        from ktrain_recipes.models import get_spec
 
         spec = get_spec(self.model)
         filled = dataclasses.replace(
@@ -232,13 +232,6 @@ class RecipeConfig:
             raise RecipesError(f"--val-fraction must be between 0 and 1, got {self.val_fraction}")
         if isinstance(self.maxlen, int) and self.maxlen < 8:
             raise RecipesError(f"--maxlen must be at least 8 tokens, got {self.maxlen}")
-
-    def load_data(self):
-        """Load the data these settings name (see ``data.load_data``)."""
-        from .data import Columns, load_data
-
-        columns = Columns(text=self.text_column, label=self.label_column, pair=self.pair_column)
-        return load_data(self.data, columns, self.labels, self.data_config, self.val_fraction, self.seed)
 
     def settings(self) -> dict:
         """Return the settings as a plain dict (what metrics.json records)."""

@@ -9,8 +9,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import compat  # noqa: F401  (must run before TensorFlow loads)
-from .errors import RecipesError
+from ktrain_recipes import compat  # noqa: F401  (must run before TensorFlow loads)
+from ktrain_recipes.errors import RecipesError
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import compat
-from .versions import package_versions
-from .errors import note
+from ktrain_recipes import compat
+from ktrain_recipes.versions import package_versions
+from ktrain_recipes.errors import note
 
 
 def runtime_info() -> dict:

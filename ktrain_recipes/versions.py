@@ -6,7 +6,9 @@ import sys
 import warnings
 from importlib.metadata import PackageNotFoundError, version
 
-from .errors import RecipesError
+from ktrain_recipes.errors import RecipesError
+
+__version__ = "0.2.0"  # pyproject.toml's version; a test checks that they agree
 
 VERSIONED = ["ktrain", "transformers", "tensorflow", "tf_keras", "numpy"]
 CHECKED = ["transformers", "tensorflow", "ktrain"]  # the ones whose minor version changes saved files

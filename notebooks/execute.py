@@ -15,9 +15,9 @@ import nbformat
 from nbclient import NotebookClient
 
 HERE = Path(__file__).resolve().parent
-spec = importlib.util.spec_from_file_location("build_notebooks", HERE / "build_notebooks.py")
-build = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(build)
+spec = importlib.util.spec_from_file_location("sync", HERE / "sync.py")
+sync = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sync)
 
 if os.environ.get("KTRAIN_RECIPES_SMOKE"):
     sys.exit("refusing to record outputs of a CI smoke run: unset KTRAIN_RECIPES_SMOKE")
@@ -25,6 +25,6 @@ path = Path(sys.argv[1])
 nb = nbformat.read(path, as_version=4)
 start = time.time()
 NotebookClient(nb, timeout=None, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
-nb.metadata["ktrain_recipes"] = {"executed_sources_sha256": build.sources_digest(build.sources(nb))}
+nb.metadata["ktrain_recipes"] = {"executed_sources_sha256": sync.sources_digest(sync.cells(nb))}
 nbformat.write(nb, path)
 print(f"executed {path} in {time.time() - start:.0f} s")

@@ -87,7 +87,7 @@ def exported(tiny_predictor, tmp_path_factory) -> Path:
     """A copy of the tiny predictor with its ONNX files (fp32 and int8)."""
     import shutil
 
-    from ktrain_recipes.onnx_inference import export_onnx
+    from ktrain_recipes.inference.onnx_inference import export_onnx
 
     folder = tmp_path_factory.mktemp("exported") / "pred"
     shutil.copytree(tiny_predictor, folder)

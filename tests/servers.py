@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 import httpx
 
-from ktrain_recipes.serve_bench import free_port, stop
+from ktrain_recipes.studies.serve_bench import free_port, stop
 
 
 @contextmanager

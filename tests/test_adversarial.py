@@ -7,7 +7,7 @@ import pytest
 
 import ktrain_recipes as kr
 from ktrain_recipes import RecipeConfig, RecipesError, cli
-from ktrain_recipes.data import Columns, load_data
+from ktrain_recipes.data.loading import Columns, load_data
 
 
 def test_structured_text_columns_are_refused_not_stringified(tmp_path):
@@ -72,7 +72,7 @@ def test_evaluate_can_score_a_whole_file(tiny_predictor, emotion, tmp_path, caps
 
 
 def test_distill_refuses_what_it_would_ignore_or_crash_on(tiny_predictor, tiny_models, small_data, tmp_path, capsys):
-    from ktrain_recipes.distill import DistillSettings
+    from ktrain_recipes.training.distill import DistillSettings
 
     with pytest.raises(SystemExit):  # the student reads with the teacher's maxlen: no flag to ignore
         cli.main(["distill", "--teacher", str(tiny_predictor), "--out", str(tmp_path / "s"), "--maxlen", "9"])
@@ -105,7 +105,7 @@ def test_compare_skips_unreadable_scores_with_a_note(tiny_predictor, tmp_path, c
 
 @pytest.mark.parametrize("content", ["", "a,b,c\nd\n"])
 def test_bad_utilitarianism_files_are_one_line(tmp_path, content):
-    from ktrain_recipes.ethics import read_pairs
+    from ktrain_recipes.studies.ethics import read_pairs
 
     (tmp_path / "util_test.csv").write_text(content)
     with pytest.raises(RecipesError, match="util_test.csv"):
@@ -117,7 +117,7 @@ def test_bench_checks_its_predictors_before_training(tiny_predictor, small_data,
 
     other = tmp_path / "other"
     shutil.copytree(tiny_predictor, other)
-    from ktrain_recipes.saving import MANIFEST, write_manifest
+    from ktrain_recipes.inference.saving import MANIFEST, write_manifest
 
     manifest = json_.loads((other / MANIFEST).read_text())
     write_manifest(other, list(reversed(manifest["label_names"])), manifest["maxlen"], {"model_id": "x"})

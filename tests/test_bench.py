@@ -3,7 +3,7 @@ import json
 import pytest
 
 from ktrain_recipes import RecipeConfig, cli, compare_runs, recommend
-from ktrain_recipes.bench import PeakRSS, run_bench
+from ktrain_recipes.studies.bench import PeakRSS, run_bench
 
 ROW_KEYS = ["name", "train_examples_per_s", "val_accuracy", "val_macro_f1", "latency_p50_ms", "latency_p95_ms",
             "throughput_per_s", "size_mb", "params", "peak_rss_mb"]
@@ -50,7 +50,7 @@ def test_peak_rss_sees_an_allocation():
 
 def test_bench_cli_delegates(monkeypatch):
     seen = {}
-    monkeypatch.setattr("ktrain_recipes.bench.run_bench", lambda config, **kw: seen.update(kw, config=config))
+    monkeypatch.setattr("ktrain_recipes.studies.bench.run_bench", lambda config, **kw: seen.update(kw, config=config))
     assert cli.main(["bench", "--limit", "10", "--epochs", "1", "--predictor", "p"]) == 0
     config = seen["config"]
     assert (config.limit, config.epochs, config.model, seen["predictor"]) == (10, 1, "minilm", "p")

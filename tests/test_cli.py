@@ -10,7 +10,7 @@ from ktrain_recipes.config import config_fields
 
 def test_train_delegates_flags_to_run_recipe(monkeypatch):
     seen = {}
-    monkeypatch.setattr("ktrain_recipes.recipe.run_recipe", lambda config: seen.update(config=config))
+    monkeypatch.setattr("ktrain_recipes.training.recipe.run_recipe", lambda config: seen.update(config=config))
     assert cli.main(["train", "--model", "bert", "--out", "o", "--maxlen", "64", "--batch-size", "8", "--lr",
                      "3e-5", "--epochs", "2", "--limit", "100", "--seed", "1", "--lr-find", "--data", "d"]) == 0
     assert seen["config"] == RecipeConfig(model="bert", data="d", out="o", maxlen=64, batch_size=8, lr=3e-5, epochs=2,
@@ -45,7 +45,7 @@ def test_every_setting_has_a_flag_with_help_and_its_default():
     (["--maxlen", "4"], "--maxlen must be at least 8"),
 ])
 def test_settings_out_of_range_are_refused_at_parse_time(flags, message, capsys, monkeypatch):
-    monkeypatch.setattr("ktrain_recipes.recipe.run_recipe", lambda config: pytest.fail("should not train"))
+    monkeypatch.setattr("ktrain_recipes.training.recipe.run_recipe", lambda config: pytest.fail("should not train"))
     assert cli.main(["train", "--out", "o", *flags]) == 1
     err = capsys.readouterr().err.strip()
     assert err == f"error: {message}" or (err.startswith(f"error: {message}") and "\n" not in err)

@@ -2,7 +2,7 @@ import pandas as pd
 import pytest
 
 from ktrain_recipes import EMOTION_LABELS, RecipesError, load_emotion, sample
-from ktrain_recipes.data import Columns, load_data, read_texts
+from ktrain_recipes.data.loading import Columns, load_data, read_texts
 
 
 def write(folder, name, text):

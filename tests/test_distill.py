@@ -9,7 +9,7 @@ import pytest
 import ktrain_recipes as kr
 from ktrain_recipes import RecipesError, cli
 from ktrain_recipes import DistillSettings, RecipeConfig
-from ktrain_recipes.distill import cut_layers, distillation_loss, encoder_layers, layer_map
+from ktrain_recipes.training.distill import cut_layers, distillation_loss, encoder_layers, layer_map
 
 
 def test_layer_map_keeps_every_other_layer():
@@ -73,7 +73,7 @@ def test_a_tiny_teacher_distils_into_a_saved_student(tiny_models, small_data, tm
     assert cli.main(["predict", "--predictor", str(out), "--fast", "i am happy"]) == 0
     assert cli.main(["distill", "--teacher", str(teacher), "--alpha", "2", "--out", str(tmp_path / "x")]) == 1
     # bench: the student's rows, and teacher and student timed side by side at each precision
-    from ktrain_recipes.bench import run_bench
+    from ktrain_recipes.studies.bench import run_bench
 
     config = kr.RecipeConfig(tiny_models["bert"], data=str(small_data), limit=48, eval_limit=30, epochs=1)
     result = run_bench(config, predictor=str(teacher), out=tmp_path / "bench", assets=tmp_path / "assets",
@@ -104,7 +104,7 @@ def test_a_predictor_whose_preprocessor_describes_another_model_is_not_saved(tin
 
 def test_distill_ctrl_c_keeps_its_checkpoint_and_resume_goes_on(tiny_predictor, small_data, tmp_path, monkeypatch,
                                                                 capsys):
-    from ktrain_recipes import train
+    from ktrain_recipes.training import train
 
     timer = train.epoch_timer
 

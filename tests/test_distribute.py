@@ -19,8 +19,8 @@ metrics = kr.run_recipe(config)
 report = {"accuracy": metrics["accuracy"], "confusion": metrics.get("confusion_matrix")}
 if sys.argv[2] == "reload":
     predictor = kr.load_checked_predictor(config.out)  # in the same process as the distributed training
-    texts, labels = kr.sample(config.load_data().texts("validation"), config.load_data().labels("validation"),
-                              config.eval_limit, config.seed)
+    ds = kr.load_data_for(config)
+    texts, labels = kr.sample(ds.texts("validation"), ds.labels("validation"), config.eval_limit, config.seed)
     report["reloaded_accuracy"] = sum(p == y for p, y in zip(kr.classify(predictor, texts), labels)) / len(labels)
 print("REPORT " + json.dumps(report))
 """

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from ktrain_recipes import RecipeConfig, RecipesError, cli
-from ktrain_recipes.ethics import (TASKS, exact_match, get_task, group_exact_match, group_split, load_ethics,
+from ktrain_recipes.studies.ethics import (TASKS, exact_match, get_task, group_exact_match, group_split, load_ethics,
                                    load_pairs, read_pairs, run_ethics, score_task, task_file, train_groups)
 
 
@@ -63,7 +63,7 @@ def test_short_runs_score_the_test_split(task, ethics_dir, tiny_models, tmp_path
 
 
 def test_the_ranker_learns_which_scenario_is_more_pleasant(tiny_models):
-    from ktrain_recipes.ethics import rank_pairs, train_ranker
+    from ktrain_recipes.studies.ethics import rank_pairs, train_ranker
 
     pairs = [(f"i won a lovely prize number {i}", f"i lost my wallet again {i}") for i in range(64)]
     config = RecipeConfig(tiny_models["bert"], epochs=3, lr=1e-3, batch_size=16).with_defaults()
@@ -93,7 +93,7 @@ def test_no_validation_row_shares_a_group_with_a_training_row(task, ethics_dir):
 
 
 def test_utilitarianism_validation_pairs_share_no_opening_sentence_with_training(ethics_dir):
-    from ktrain_recipes.ethics import _opening, load_pairs, split_pairs
+    from ktrain_recipes.studies.ethics import _opening, load_pairs, split_pairs
 
     pairs, _ = load_pairs(get_task("utilitarianism"), ethics_dir, "test")
     train, val = split_pairs(pairs, 0.1, 42)

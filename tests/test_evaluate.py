@@ -1,7 +1,7 @@
 import pytest
 
 from ktrain_recipes import RecipesError, report_table, score
-from ktrain_recipes.evaluate import evaluate_predictor, format_report
+from ktrain_recipes.inference.evaluate import evaluate_predictor, format_report
 
 NAMES = ["sadness", "joy", "love"]
 

@@ -6,7 +6,7 @@ import pytest
 
 import ktrain_recipes as kr
 from ktrain_recipes import RecipesError
-from ktrain_recipes.data import read_texts
+from ktrain_recipes.data.loading import read_texts
 
 ALPHABET = "abc xyz;,\"'\t\\é漢字🙂\x00\r" + "".join(kr.EMOTION_LABELS)
 
@@ -52,7 +52,7 @@ def test_random_numeric_flags_are_accepted_in_range_or_refused_in_one_line(seed,
     flags = {flag: rng.choice(values) for flag in ["--lr", "--batch-size", "--epochs", "--seed", "--limit",
                                                    "--eval-limit", "--maxlen", "--val-fraction"]}
     seen = []
-    monkeypatch.setattr("ktrain_recipes.recipe.run_recipe", lambda config: seen.append(config))
+    monkeypatch.setattr("ktrain_recipes.training.recipe.run_recipe", lambda config: seen.append(config))
     try:
         status = cli.main(["train", "--out", "o", *[part for item in flags.items() for part in item]])
     except SystemExit as exc:  # argparse: a value of the wrong type (its own usage message)

@@ -1,4 +1,5 @@
-"""The committed notebooks match their one source and carry no machine paths; nbval runs them (make test)."""
+"""The committed notebooks match their source (the .py beside each) and carry no machine paths; nbval runs them
+(make test)."""
 
 import importlib.util
 import inspect
@@ -9,20 +10,24 @@ import nbformat
 import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-spec = importlib.util.spec_from_file_location("build_notebooks", NOTEBOOKS / "build_notebooks.py")
-build = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(build)
-EXPECTED = build.notebooks()
+spec = importlib.util.spec_from_file_location("sync", NOTEBOOKS / "sync.py")
+sync = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sync)
+EXPECTED = {source.with_suffix(".ipynb").name: sync.cells(sync.read_source(source)[0]) for source in sync.sources()}
 
 
-def test_every_notebook_is_committed():
+def test_every_notebook_is_committed_with_its_source():
     assert sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) == sorted(EXPECTED)
+    assert len(EXPECTED) == 9
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_notebook_matches_its_generator(name):
+def test_notebook_matches_its_source(name):
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
-    assert build.sources(nb) == list(EXPECTED[name]), f"{name} is stale: run python notebooks/build_notebooks.py"
+    assert sync.cells(nb) == EXPECTED[name], f"{name} is stale: run make notebooks"
+    assert sync.read_source(NOTEBOOKS / name.replace(".ipynb", ".py"))[1] is False, (
+        f"{name}: its install cell differs from notebooks/shared/install.py: run make notebooks")
+    assert sum(src == sync.INSTALL for _, src in EXPECTED[name]) == 1
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -75,7 +80,7 @@ def test_committed_outputs_are_real_and_come_from_the_current_cells(name):
     if name in MODEL_NOTEBOOKS:
         assert not has_outputs, f"{name}: commit 01-04 without outputs (or from a real run of that notebook)"
     if has_outputs:
-        assert build.executed_digest(nb) == build.sources_digest(EXPECTED[name]), (
+        assert sync.executed_digest(nb) == sync.sources_digest(EXPECTED[name]), (
             f"{name}: its outputs were made from other cells; re-run notebooks/execute.py or strip them")
         text = json.dumps([c.get("outputs", []) for c in nb.cells])
         assert "CI smoke run" not in text and "tiny-" not in text, f"{name}: outputs of a smoke run"
@@ -83,13 +88,24 @@ def test_committed_outputs_are_real_and_come_from_the_current_cells(name):
 
 def test_the_stale_output_check_can_fail(tmp_path):
     cells = EXPECTED["00_quickstart.ipynb"]
-    nb = build.build("00_quickstart.ipynb", cells)
-    nb.metadata["ktrain_recipes"] = {"executed_sources_sha256": build.sources_digest(cells)}
-    assert build.executed_digest(nb) == build.sources_digest(cells)
+    nb = sync.build(NOTEBOOKS / "00_quickstart.py")
+    nb.metadata["ktrain_recipes"] = {"executed_sources_sha256": sync.sources_digest(cells)}
+    assert sync.executed_digest(nb) == sync.sources_digest(cells)
     changed = [*cells[:-1], ("code", cells[-1][1] + "\n# edited")]
-    assert build.executed_digest(nb) != build.sources_digest(changed)
+    assert sync.executed_digest(nb) != sync.sources_digest(changed)
     prose = [("md", text + " (mended)") if kind == "md" else (kind, text) for kind, text in cells]
-    assert build.executed_digest(nb) == build.sources_digest(prose)  # prose cells make no outputs
+    assert sync.executed_digest(nb) == sync.sources_digest(prose)  # prose cells make no outputs
+
+
+def test_a_stale_notebook_loses_its_outputs_when_rebuilt(tmp_path):
+    import shutil
+
+    for suffix in (".py", ".ipynb"):
+        shutil.copy(NOTEBOOKS / f"00_quickstart{suffix}", tmp_path / f"00_quickstart{suffix}")
+    assert any(c.get("outputs") for c in sync.build(tmp_path / "00_quickstart.py").cells)  # fresh: kept
+    text = (tmp_path / "00_quickstart.py").read_text()
+    (tmp_path / "00_quickstart.py").write_text(text.replace("kr.setup_notebook()", "kr.setup_notebook()  # edited"))
+    assert not any(c.get("outputs") for c in sync.build(tmp_path / "00_quickstart.py").cells)
 
 
 class _Run:
@@ -102,7 +118,7 @@ class _Run:
         import subprocess
 
         self.calls.append(cmd)
-        return subprocess.CompletedProcess(cmd, 0, stdout=repr(self.versions), stderr="")
+        return subprocess.CompletedProcess(cmd, 0, stdout=json.dumps(self.versions), stderr="")
 
 
 @pytest.mark.parametrize("cloned, new_numpy, restarts", [(False, "9.9.9", True), (True, "9.9.9", True),
@@ -126,7 +142,7 @@ def test_install_cell_uses_this_kernels_pip_restarts_when_needed_and_can_run_aga
     monkeypatch.setattr(os.path, "isdir", lambda path: cloned)
     monkeypatch.setattr(os, "kill", lambda pid, sig: killed.append(sig))
     monkeypatch.setattr(sys, "path", list(sys.path))
-    exec(build.INSTALL, {})
+    exec(sync.INSTALL, {})
     assert any(c[:2] == ["git", "clone"] for c in run.calls) == (not cloned)  # a second run does not clone again
     pip_calls = [c for c in run.calls if "pip" in c]
     assert pip_calls and all(c[0] == sys.executable for c in pip_calls)

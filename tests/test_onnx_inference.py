@@ -5,8 +5,8 @@ import pytest
 
 import ktrain_recipes as kr
 from ktrain_recipes import RecipesError, cli
-from ktrain_recipes.onnx_inference import export_onnx, load_onnx_predictor
-from ktrain_recipes.saving import read_manifest
+from ktrain_recipes.inference.onnx_inference import export_onnx, load_onnx_predictor
+from ktrain_recipes.inference.saving import read_manifest
 
 
 @pytest.fixture(scope="module")

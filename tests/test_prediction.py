@@ -4,7 +4,7 @@ import pytest
 
 import ktrain_recipes as kr
 from ktrain_recipes import RecipesError
-from ktrain_recipes.prediction import check_texts
+from ktrain_recipes.inference.prediction import check_texts
 
 
 @pytest.mark.parametrize("texts, message", [

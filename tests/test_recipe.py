@@ -8,8 +8,8 @@ import pytest
 import ktrain_recipes as kr
 from conftest import build_learner
 from ktrain_recipes import RecipeConfig, RecipesError
-from ktrain_recipes.maxlen import choose_maxlen, resolve_maxlen
-from ktrain_recipes.recipe import checkpoint_identity
+from ktrain_recipes.data.maxlen import choose_maxlen, resolve_maxlen
+from ktrain_recipes.training.recipe import checkpoint_identity
 from tiny_models import FAMILIES
 
 
@@ -107,7 +107,7 @@ def test_ctrl_c_keeps_the_best_epoch_and_resume_of_the_same_run_saves_it(tiny_mo
                                                                         capsys):
     import numpy as np
 
-    from ktrain_recipes.train import Checkpoint
+    from ktrain_recipes.training.train import Checkpoint
 
     ds = kr.load_emotion(small_data)
     model = tiny_models["electra"]
@@ -145,7 +145,7 @@ def test_a_stale_checkpoint_is_removed_by_a_fresh_run_never_restored(tiny_models
 
 
 def test_a_truncated_checkpoint_gets_one_line(tiny_models, small_data, tmp_path):
-    from ktrain_recipes.train import Checkpoint
+    from ktrain_recipes.training.train import Checkpoint
 
     ds = kr.load_emotion(small_data)
     model = tiny_models["bert"]
@@ -184,7 +184,7 @@ def test_a_nan_loss_stops_training_and_saves_nothing(tiny_models, small_data, tm
 
 
 def test_few_optimizer_steps_get_a_note_saying_what_to_do():
-    from ktrain_recipes.train import few_steps_note, optimizer_steps
+    from ktrain_recipes.training.train import few_steps_note, optimizer_steps
 
     assert optimizer_steps(400, 32, 2) == 26 and optimizer_steps(16000, 32, 4) == 2000
     note = few_steps_note(400, 32, 2)
@@ -196,7 +196,7 @@ def test_weight_average_is_the_mean_of_the_last_epochs_weights():
     import numpy as np
     import tensorflow as tf
 
-    from ktrain_recipes.train import weight_average
+    from ktrain_recipes.training.train import weight_average
 
     tf.keras.utils.set_random_seed(0)
     model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])

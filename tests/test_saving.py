@@ -5,7 +5,7 @@ import pytest
 
 import ktrain_recipes as kr
 from ktrain_recipes import RecipesError
-from ktrain_recipes.saving import read_manifest, save_checked_predictor
+from ktrain_recipes.inference.saving import read_manifest, save_checked_predictor
 
 
 def test_manifest_records_labels_versions_and_hashes(tiny_predictor):
@@ -113,7 +113,7 @@ def test_transformers_reads_our_label_names(tiny_predictor):
 KILL_SCRIPT = """
 import os, pathlib, sys
 from pathlib import Path
-import ktrain_recipes.saving as saving
+import ktrain_recipes.inference.saving as saving
 
 step = sys.argv[3]
 if step == "saved":

@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from ktrain_recipes import cli
-from ktrain_recipes.saving import MANIFEST, write_manifest
-from ktrain_recipes.service import ServiceSettings, create_app
+from ktrain_recipes.inference.saving import MANIFEST, write_manifest
+from ktrain_recipes.inference.service import ServiceSettings, create_app
 
 TEXTS = ["i feel so happy today", "i am terrified of the dark", "this makes me furious"]
 
@@ -113,7 +113,7 @@ NO_TF = """
 import pickle, sys
 from pathlib import Path
 from fastapi.testclient import TestClient
-from ktrain_recipes.service import ServiceSettings, create_app
+from ktrain_recipes.inference.service import ServiceSettings, create_app
 with TestClient(create_app(ServiceSettings(sys.argv[1], reload_interval=0))) as c:
     answer = c.post("/predict", json={"texts": ["i am happy"]}).json()
 assert answer["model"]["backend"] == "int8", answer
@@ -252,7 +252,7 @@ def test_the_openapi_schema_driven_pass_finds_no_5xx(exported):
 
 
 def test_serve_bench_measures_all_three_servers(exported, tmp_path):
-    from ktrain_recipes.serve_bench import run_serve_bench
+    from ktrain_recipes.studies.serve_bench import run_serve_bench
 
     result = run_serve_bench(str(exported), out=str(tmp_path), assets=str(tmp_path), concurrencies=[1, 4],
                              seconds=3)

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from ktrain_recipes import RecipesError, cli
-from ktrain_recipes.onnx_inference import load_int8_predictor
-from ktrain_recipes.streaming import predict_file, read_chunks
+from ktrain_recipes.inference.onnx_inference import load_int8_predictor
+from ktrain_recipes.inference.streaming import predict_file, read_chunks
 
 
 @pytest.fixture(scope="module")
@@ -78,8 +78,8 @@ def test_output_problems_are_found_before_the_work(exported, tmp_path, capsys):
 
 MEMORY = """
 import resource, sys
-from ktrain_recipes.onnx_inference import load_int8_predictor
-from ktrain_recipes.streaming import predict_file
+from ktrain_recipes.inference.onnx_inference import load_int8_predictor
+from ktrain_recipes.inference.streaming import predict_file
 model = load_int8_predictor(sys.argv[1])
 predict_file(model, sys.argv[2], sys.argv[3], fmt="csv", proba=True, chunk_size=2000, progress=False)
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
@@ -103,7 +103,7 @@ def test_memory_does_not_grow_with_the_file(exported, texts, tmp_path):
 
 
 def test_ray_gives_the_single_process_answers(exported, texts, tmp_path):
-    from ktrain_recipes.ray_scoring import predict_with_ray
+    from ktrain_recipes.inference.ray_scoring import predict_with_ray
 
     table = pd.DataFrame({"id": [str(i) for i in range(len(texts))], "text": texts})
     table.to_csv(tmp_path / "in.csv", index=False)
@@ -173,7 +173,7 @@ def test_the_readme_spark_recipe(exported, texts, tmp_path):
 
 
 def test_scale_bench_measures_the_three_paths(exported, emotion_dir, tmp_path):
-    from ktrain_recipes.scale_bench import run_scale_bench
+    from ktrain_recipes.studies.scale_bench import run_scale_bench
 
     result = run_scale_bench(str(exported), str(emotion_dir), texts=3000, in_memory=2000, ray_texts=500,
                              work=str(tmp_path), out=str(tmp_path))

@@ -1,4 +1,4 @@
-from ktrain_recipes.timing import time_inference, timed
+from ktrain_recipes.inference.timing import time_inference, timed
 
 
 def test_time_inference_counts_calls():
@@ -14,7 +14,7 @@ def test_timed_prints_and_keeps_the_seconds(capsys):
 
 
 def test_side_by_side_alternates_the_predictors():
-    from ktrain_recipes.timing import time_side_by_side
+    from ktrain_recipes.inference.timing import time_side_by_side
 
     calls = []
     fns = {name: (lambda texts, n=name: calls.append((n, len(texts)))) for name in ["teacher", "student"]}

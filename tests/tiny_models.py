@@ -48,7 +48,7 @@ def build_tiny_model(family: str, folder: str | os.PathLike, texts: list[str], v
 
 def tiny_model(family: str, texts: list[str] | None = None) -> str:
     """Return the folder of a cached tiny ``family`` model, building it on first use from emotion text."""
-    from ktrain_recipes.data import load_emotion
+    from ktrain_recipes.data.loading import load_emotion
     from ktrain_recipes.models import cache_dir
 
     if texts is None:

@@ -22,10 +22,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
 
-from . import compat  # noqa: F401
-from .errors import RecipesError, note
-from .prediction import _is_blank, as_classifier
-from .saving import ONNX_INT8, manifest_digest, read_manifest, read_metrics
+from ktrain_recipes import compat  # noqa: F401
+from ktrain_recipes.errors import RecipesError, note
+from ktrain_recipes.inference.prediction import _is_blank, as_classifier
+from ktrain_recipes.inference.saving import ONNX_INT8, manifest_digest, read_manifest, read_metrics
 
 log = logging.getLogger("ktrain_recipes.service")
 BACKENDS = ("auto", "int8", "ktrain")
@@ -79,13 +79,13 @@ def load_model(folder: str | Path, backend: str = "auto", threads: int | None = 
     if backend == "auto":
         backend = "int8" if ONNX_INT8 in read_manifest(folder)["files"] else "ktrain"
     if backend == "int8":
-        from .onnx_inference import load_int8_predictor
+        from ktrain_recipes.inference.onnx_inference import load_int8_predictor
 
         model = load_int8_predictor(folder, threads=threads)
         identity, pairs = model.identity, model.pairs
     else:
-        from .loading import load_checked_predictor, load_consistent
-        from .onnx_inference import identity as make_identity
+        from ktrain_recipes.inference.loading import load_checked_predictor, load_consistent
+        from ktrain_recipes.inference.onnx_inference import identity as make_identity
 
         def load(folder: Path, manifest: dict):
             return load_checked_predictor(folder), make_identity(folder, manifest, "ktrain"), manifest.get("pairs")
@@ -197,8 +197,8 @@ def create_app(settings: ServiceSettings, model: LoadedModel | None = None):
     from pydantic import BaseModel, ConfigDict, Field
     from starlette.exceptions import HTTPException
 
-    from . import __version__
-    from .versions import package_versions
+    from ktrain_recipes.versions import __version__
+    from ktrain_recipes.versions import package_versions
 
     model = model or load_model(settings.predictor, settings.backend, settings.threads)
     batcher = MicroBatcher(model, settings.max_batch, settings.max_wait_ms)
@@ -305,7 +305,7 @@ def create_app(settings: ServiceSettings, model: LoadedModel | None = None):
                 "limits": {"max_batch": settings.max_batch, "max_chars": settings.max_chars,
                            "max_body_bytes": settings.max_body_bytes, "max_wait_ms": settings.max_wait_ms}}
 
-    page = resources.files("ktrain_recipes").joinpath("page.html").read_text(encoding="utf-8")
+    page = resources.files("ktrain_recipes.inference").joinpath("page.html").read_text(encoding="utf-8")
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     async def index() -> str:

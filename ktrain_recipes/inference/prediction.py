@@ -8,8 +8,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .errors import RecipesError, note
-from .tokens import token_lengths
+from ktrain_recipes.errors import RecipesError, note
+from ktrain_recipes.data.tokens import token_lengths
 
 
 def _is_blank(text: str) -> bool:
@@ -111,9 +111,9 @@ def open_predictor(folder: str | os.PathLike, int8: bool = False, strict: bool =
     ``onnx`` is the older name of ``int8``. ``unpickle_preproc``: see ``loading.load_checked_predictor``.
     """
     if int8 or onnx:
-        from .onnx_inference import load_int8_predictor
+        from ktrain_recipes.inference.onnx_inference import load_int8_predictor
 
         return load_int8_predictor(folder, strict=strict)
-    from .loading import load_checked_predictor
+    from ktrain_recipes.inference.loading import load_checked_predictor
 
     return load_checked_predictor(folder, strict=strict, unpickle_preproc=unpickle_preproc)

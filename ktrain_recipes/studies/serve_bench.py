@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 
-from . import compat  # noqa: F401
-from .errors import RecipesError
+from ktrain_recipes import compat  # noqa: F401
+from ktrain_recipes.errors import RecipesError
 
 SERVERS = {
     "a_flask_ktrain_faq": "Flask + ktrain.load_predictor (ktrain FAQ)",
@@ -166,8 +166,8 @@ def bench_server(name: str, predictor: str, concurrencies: list[int], seconds: f
 def run_serve_bench(predictor: str, out: str = "docs", assets: str = "assets", concurrencies=(1, 8, 32, 64),
                     seconds: float = 20.0, servers=tuple(SERVERS)) -> dict:
     """Bench the three servers (see the module's docstring); write serve_bench.json/.md and a chart."""
-    from .loading import load_checked_predictor  # noqa: F401  (fail early on a bad folder)
-    from .saving import ONNX_INT8, read_manifest
+    from ktrain_recipes.inference.loading import load_checked_predictor  # noqa: F401  (fail early on a bad folder)
+    from ktrain_recipes.inference.saving import ONNX_INT8, read_manifest
 
     if ONNX_INT8 not in read_manifest(predictor)["files"]:
         raise RecipesError(f"'{predictor}' has no int8 ONNX model: run `ktrain-recipes export --predictor "
@@ -185,7 +185,7 @@ def run_serve_bench(predictor: str, out: str = "docs", assets: str = "assets", c
 
 
 def _cpu() -> str:
-    from .timing import cpu_model
+    from ktrain_recipes.inference.timing import cpu_model
 
     return f"{os.cpu_count()} cores, {cpu_model()}"
 

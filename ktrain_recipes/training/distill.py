@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import RecipeConfig
-from .errors import RecipesError
-from .saving import read_manifest, read_metrics
+from ktrain_recipes.config import RecipeConfig
+from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.inference.saving import read_manifest, read_metrics
 
 
 @dataclass
@@ -49,8 +49,8 @@ class DistillSettings:
 
 def _check_same_tokenizer(student: str, teacher_tokenizer) -> None:
     """The student is fed the teacher's token ids: refuse a student checkpoint whose vocabulary differs."""
-    from .maxlen import load_tokenizer
-    from .models import resolve_model
+    from ktrain_recipes.data.maxlen import load_tokenizer
+    from ktrain_recipes.models import resolve_model
 
     if load_tokenizer(resolve_model(student)).get_vocab() != teacher_tokenizer.get_vocab():
         raise RecipesError(f"--student {student} has another tokenizer than the teacher, and would be fed the "
@@ -152,7 +152,7 @@ def _pretrained(name: str, num_labels: int):
     """The pretrained checkpoint ``name`` (registry name, hub id or folder) with a fresh classification head."""
     from transformers import TFAutoModelForSequenceClassification
 
-    from .models import resolve_model
+    from ktrain_recipes.models import resolve_model
 
     return TFAutoModelForSequenceClassification.from_pretrained(resolve_model(name), num_labels=num_labels)
 
@@ -169,10 +169,10 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     import tensorflow as tf
     from ktrain.utils import get_default_optimizer
 
-    from .batching import bucket_batches
-    from .loading import load_checked_predictor
-    from .recipe import start_run, train_and_save
-    from .train import set_seed
+    from ktrain_recipes.training.batching import bucket_batches
+    from ktrain_recipes.inference.loading import load_checked_predictor
+    from ktrain_recipes.training.recipe import start_run, train_and_save
+    from ktrain_recipes.training.train import set_seed
 
     if config.maxlen != "auto":
         raise RecipesError(f"distill takes the teacher's maxlen; leave --maxlen out (got {config.maxlen})")

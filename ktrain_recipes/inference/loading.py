@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from .errors import RecipesError
-from .saving import manifest_digest, read_manifest, swap_in_progress
+from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.inference.saving import manifest_digest, read_manifest, swap_in_progress
 
 T = TypeVar("T")
 PREPROC_PICKLE = "tf_model.preproc"

@@ -9,18 +9,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
-from .config import RecipeConfig
-from .errors import RecipesError, note
-from .data import LabelledTexts, sample
-from .evaluate import format_report, score
-from .maxlen import load_tokenizer, resolve_maxlen
-from .models import get_spec, resolve_model
-from .plots import plot_confusion_matrix, save_figure
-from .prediction import classify
-from .saving import check_out_dir, check_space, staged_predictor
-from .timing import time_inference
-from .train import Checkpoint, fit_with_checkpoint, optimizer_steps, set_seed, steady_examples_per_s
-from .versions import package_versions
+from ktrain_recipes.config import RecipeConfig
+from ktrain_recipes.errors import RecipesError, note
+from ktrain_recipes.data.loading import LabelledTexts, load_data_for, sample
+from ktrain_recipes.inference.evaluate import format_report, score
+from ktrain_recipes.data.maxlen import load_tokenizer, resolve_maxlen
+from ktrain_recipes.models import get_spec, resolve_model
+from ktrain_recipes.plots import plot_confusion_matrix, save_figure
+from ktrain_recipes.inference.prediction import classify
+from ktrain_recipes.inference.saving import check_out_dir, check_space, staged_predictor
+from ktrain_recipes.inference.timing import time_inference
+from ktrain_recipes.training.train import (
+    Checkpoint, fit_with_checkpoint, optimizer_steps, set_seed, steady_examples_per_s
+)
+from ktrain_recipes.versions import package_versions
 
 
 @dataclass
@@ -44,7 +46,7 @@ def start_run(config: RecipeConfig, dataset: LabelledTexts | None = None) -> Run
     and sample the data, and check that it can train. ``dataset`` skips loading (data already in memory)."""
     config = config.with_defaults()
     out = check_out_dir(config.out, config.overwrite or config.resume)
-    ds = dataset or config.load_data()
+    ds = dataset or load_data_for(config)
     train = sample(ds.texts("train"), ds.labels("train"), config.limit, config.seed)
     val = sample(ds.texts("validation"), ds.labels("validation"), config.eval_limit, config.seed)
     ds.check_trainable(train[1])
@@ -64,7 +66,7 @@ def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None, per_e
     import tensorflow as tf
     from ktrain import text
 
-    from .distribute import is_chief, make_strategy, replicas, scope
+    from ktrain_recipes.training.distribute import is_chief, make_strategy, replicas, scope
 
     model_path = resolve_model(config.model)  # an unknown model fails first, before the data is read
     run = start_run(config, dataset)
@@ -81,7 +83,7 @@ def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None, per_e
     trn = t.preprocess_train(run.train[0], ds.label_ids(run.train[1]), verbose=0)
     val_data = t.preprocess_test(run.val[0], ds.label_ids(run.val[1]), verbose=0)
     if config.bucketing:
-        from .batching import bucket_batches
+        from ktrain_recipes.training.batching import bucket_batches
 
         trn, val_data = bucket_batches(trn, config.seed), bucket_batches(val_data, config.seed)
     with scope(strategy):  # ktrain's FAQ: build the classifier and the learner inside the strategy's scope

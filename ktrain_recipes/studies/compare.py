@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .errors import RecipesError, note
-from .saving import METRICS, folder_size_mb, read_metrics
+from ktrain_recipes.errors import RecipesError, note
+from ktrain_recipes.inference.saving import METRICS, folder_size_mb, read_metrics
 
 COLUMNS = ["model_id", "accuracy", "macro_f1", "train_seconds", "latency_p50_ms", "throughput_per_s",
            "params_m", "size_mb", "n_train", "epochs", "maxlen", "smoke"]
@@ -83,7 +83,7 @@ def write_comparison(runs: str | os.PathLike, chart: str | os.PathLike | None = 
       runs: folder holding one predictor folder per run.  chart: PNG path for the latency/accuracy chart.
       table_out: write the table as CSV (``.csv``) or JSON (``.json``).
     """
-    from .plots import plot_latency_vs_accuracy, save_figure
+    from ktrain_recipes.plots import plot_latency_vs_accuracy, save_figure
 
     for path in (chart, table_out):  # before the work: a path that cannot be written is found now
         if path and (Path(path).is_dir() or not Path(path).absolute().parent.is_dir()):

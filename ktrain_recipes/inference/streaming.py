@@ -17,7 +17,7 @@ from typing import Iterator
 
 import numpy as np
 
-from .errors import RecipesError
+from ktrain_recipes.errors import RecipesError
 
 INPUT_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".parquet": "parquet"}  # anything else: one text per line
 
@@ -147,7 +147,7 @@ class PredictionWriter:
         return open(self.partial, "w", encoding="utf-8", newline="")
 
     def write(self, texts: list, probs: np.ndarray, table=None) -> None:
-        from .output import _escape, prediction_records
+        from ktrain_recipes.inference.output import _escape, prediction_records
 
         records = prediction_records(texts, probs, self.names, self.proba or self.fmt in ("csv", "parquet"), table)
         if self.fmt == "parquet":
@@ -239,7 +239,7 @@ def predict_file(predictor, path: str | os.PathLike, output: str | None = None, 
     """
     from tqdm.auto import tqdm
 
-    from .prediction import as_classifier, classify
+    from ktrain_recipes.inference.prediction import as_classifier, classify
 
     model = as_classifier(predictor)
     path = check_input(path)

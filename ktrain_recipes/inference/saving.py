@@ -31,8 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import RecipesError, note
-from .versions import check_versions, package_versions
+from ktrain_recipes.errors import RecipesError, note
+from ktrain_recipes.versions import check_versions, package_versions
 
 MANIFEST = "manifest.json"
 METRICS = "metrics.json"

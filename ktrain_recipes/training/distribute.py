@@ -16,7 +16,7 @@ import contextlib
 import json
 import os
 
-from .errors import RecipesError
+from ktrain_recipes.errors import RecipesError
 
 CHOICES = ("none", "mirrored", "multiworker")
 

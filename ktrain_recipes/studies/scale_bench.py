@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .errors import RecipesError
+from ktrain_recipes.errors import RecipesError
 
 IN_MEMORY = """
 import json, resource, sys, time
@@ -66,7 +66,7 @@ def _run(args: list[str]) -> dict:
 def run_scale_bench(predictor: str, data: str | None, texts: int = 1_000_000, in_memory: int = 100_000,
                     ray_texts: int = 100_000, work: str = "runs/scale", out: str = "docs") -> dict:
     """Measure (a), (b) and (c) above; write docs/scale_bench.json and print the table."""
-    from .data import load_emotion
+    from ktrain_recipes.data.loading import load_emotion
 
     work_dir = Path(work)
     work_dir.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import RecipesError, note
+from ktrain_recipes.errors import RecipesError, note
 
 HUB_DATASET = "dair-ai/emotion"
 EMOTION_LABELS = ["sadness", "joy", "love", "anger", "fear", "surprise"]  # the hub's id order
@@ -242,7 +242,7 @@ def _read_hub(name: str, config: str | None, columns: Columns):
     """Download a dataset from the Hugging Face hub; return its splits and its ClassLabel names (if any)."""
     import datasets
 
-    from .models import hub_error, hub_reachable
+    from ktrain_recipes.models import hub_error, hub_reachable
 
     fix = "pass --data with a local folder or file to work offline"
     if not hub_reachable():
@@ -354,3 +354,10 @@ def read_texts(path: str | os.PathLike, encoding: str = "utf-8", pair_column: st
         raise RecipesError(f"{path}: text pairs need a .csv with a text and a {pair_column} column")
     lines = (line.removesuffix("\r") for line in content.split("\n"))  # not splitlines: U+2028 is inside a text
     return pd.DataFrame({"text": [line for line in lines if line.strip()]})
+
+
+def load_data_for(config) -> LabelledTexts:
+    """Load the data a RecipeConfig's data settings name (``data``, its columns, ``labels``, ``data_config``,
+    ``val_fraction``; ``seed`` for the held-out split)."""
+    columns = Columns(text=config.text_column, label=config.label_column, pair=config.pair_column)
+    return load_data(config.data, columns, config.labels, config.data_config, config.val_fraction, config.seed)

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from .errors import RecipesError, note
-from .tokens import token_lengths
+from ktrain_recipes.errors import RecipesError, note
+from ktrain_recipes.data.tokens import token_lengths
 
 MAXLEN_QUANTILE = 99.9  # cover all but 1 text in 1000; the rest are truncated
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import RecipesError
+from ktrain_recipes.errors import RecipesError
 
 # name: (config class, published total in millions, config values)
 CONFIGS = {

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import RecipeConfig
-from .data import Columns, LabelledTexts, load_data
-from .errors import RecipesError, note
+from ktrain_recipes.config import RecipeConfig
+from ktrain_recipes.data.loading import Columns, LabelledTexts, load_data
+from ktrain_recipes.errors import RecipesError, note
 
 # The hub's parquet copy: datasets 5 reads it (the script-based hendrycks/ethics no longer loads). Its
 # configurations are the task names; it has commonsense's training split, which the archive copy may lack.
@@ -308,14 +308,14 @@ def run_ethics(task_name: str, config: RecipeConfig, split: str = "test") -> dic
 
 
 def _run_classification(task: Task, config: RecipeConfig, split: str) -> dict:
-    from .prediction import classify
-    from .recipe import run_recipe
-    from .loading import load_checked_predictor
+    from ktrain_recipes.inference.prediction import classify
+    from ktrain_recipes.training.recipe import run_recipe
+    from ktrain_recipes.inference.loading import load_checked_predictor
 
     ds = load_ethics(task, config.data, split, config.val_fraction, config.seed)
     val_texts, val_truth = ds.splits["validation"]
     if config.eval_limit:  # score the same rows that run_recipe validates on, with their groups
-        from .data import sample
+        from ktrain_recipes.data.loading import sample
 
         kept = sample(list(range(len(val_texts))), val_truth, config.eval_limit, config.seed)[0]
         groups = [ds.groups[i] for i in kept]
@@ -323,7 +323,7 @@ def _run_classification(task: Task, config: RecipeConfig, split: str) -> dict:
         groups = ds.groups
 
     def per_epoch(predictor) -> dict:
-        from .data import sample
+        from ktrain_recipes.data.loading import sample
 
         texts, truth = sample(val_texts, val_truth, config.eval_limit, config.seed)
         correct = [p == t for p, t in zip(classify(predictor, texts), truth)]
@@ -359,8 +359,8 @@ def split_pairs(pairs: list[tuple[str, str]], fraction: float, seed: int) -> tup
 
 
 def _run_utilitarianism(task: Task, config: RecipeConfig, split: str) -> dict:
-    from .data import sample
-    from .saving import staged_predictor
+    from ktrain_recipes.data.loading import sample
+    from ktrain_recipes.inference.saving import staged_predictor
 
     config = config.with_defaults()
     with staged_predictor(config.out, config.overwrite) as stage:  # --out is checked before training
@@ -393,9 +393,9 @@ def train_ranker(config: RecipeConfig, pairs: list[tuple[str, str]], val: list[t
     import tensorflow as tf
     from transformers import TFAutoModelForSequenceClassification
 
-    from .maxlen import load_tokenizer, resolve_maxlen
-    from .models import resolve_model
-    from .train import set_seed
+    from ktrain_recipes.data.maxlen import load_tokenizer, resolve_maxlen
+    from ktrain_recipes.models import resolve_model
+    from ktrain_recipes.training.train import set_seed
 
     set_seed(config.seed)
     path = resolve_model(config.model)

@@ -8,9 +8,9 @@ import os
 from functools import partial
 from pathlib import Path
 
-from .config import RecipeConfig
-from .errors import RecipesError
-from .saving import folder_size_mb, read_metrics
+from ktrain_recipes.config import RecipeConfig
+from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.inference.saving import folder_size_mb, read_metrics
 
 class PeakRSS:
     """Track the peak resident memory (MB) of this process while a block runs, by sampling."""
@@ -45,7 +45,7 @@ ROW_TITLES = {"a_tutorial_recipe": "tutorial recipe (maxlen 512, batch 6)",
 
 def _train_row(name: str, config: RecipeConfig, dataset) -> tuple[dict, dict]:
     """Train one recipe into ``config.out``; return its bench row and its full metrics."""
-    from .recipe import run_recipe
+    from ktrain_recipes.training.recipe import run_recipe
 
     with PeakRSS() as rss:
         m = run_recipe(config, dataset=dataset)
@@ -66,8 +66,8 @@ def inference_row(name: str, predict_with, folder: str | os.PathLike, val: tuple
       memory measurement).  folder: the predictor folder.  val: (texts, labels).  label_names: the labels.
       size_pattern: which files count as the model on disk (``tf_model.h5``, ``model.int8.onnx``).
     """
-    from .evaluate import evaluate_predictor
-    from .timing import time_inference
+    from ktrain_recipes.inference.evaluate import evaluate_predictor
+    from ktrain_recipes.inference.timing import time_inference
 
     with PeakRSS() as rss:
         predict_fn = predict_with()
@@ -89,16 +89,16 @@ def run_bench(config: RecipeConfig, predictor: str | None = None, out: str | os.
     warm-up (epochs 2+). (c) ktrain's own ``predictor.predict`` against (d) the int8 ONNX fast path
     (length-sorted batches), both for ``predictor`` when given (e.g. a full-data run), else (b)'s.
     """
-    from .data import sample
-    from .onnx_inference import load_onnx_predictor
-    from .prediction import classify
-    from .loading import load_checked_predictor
+    from ktrain_recipes.data.loading import load_data_for, sample
+    from ktrain_recipes.inference.onnx_inference import load_onnx_predictor
+    from ktrain_recipes.inference.prediction import classify
+    from ktrain_recipes.inference.loading import load_checked_predictor
 
     config = config.with_defaults()
     out = Path(out)
     if out.is_file() or (out.is_dir() and any(out.iterdir()) and not (out / "bench.json").exists()):
         raise RecipesError(f"bench --out '{out}' holds files that are not a bench run: choose a new or empty folder")
-    ds = config.load_data()
+    ds = load_data_for(config)
     for folder in ([predictor] if predictor else []) + list(students):  # before the training rows, not after
         _check_bench_predictor(folder, ds.label_names)
     tutorial, tutorial_metrics = _train_row("a_tutorial_recipe", dataclasses.replace(
@@ -134,10 +134,10 @@ def run_bench(config: RecipeConfig, predictor: str | None = None, out: str | os.
 def _side_by_side(teacher: Path, students: list[Path], texts: list[str]) -> dict:
     """The teacher and each student at each precision, timed in alternation (``time_side_by_side``), with
     each student's throughput as a multiple of the teacher's at the same precision."""
-    from .onnx_inference import load_onnx_predictor
-    from .prediction import classify
-    from .loading import load_checked_predictor
-    from .timing import time_side_by_side
+    from ktrain_recipes.inference.onnx_inference import load_onnx_predictor
+    from ktrain_recipes.inference.prediction import classify
+    from ktrain_recipes.inference.loading import load_checked_predictor
+    from ktrain_recipes.inference.timing import time_side_by_side
 
     out = {}
     for kind, load in [("fp32", load_checked_predictor), ("int8", load_onnx_predictor)]:
@@ -175,7 +175,7 @@ def _fmt(value) -> str:
 
 
 def _write_bench(result: dict, out: Path, assets: Path) -> None:
-    from .plots import plot_bench, save_figure
+    from ktrain_recipes.plots import plot_bench, save_figure
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "bench.json").write_text(json.dumps(result, indent=2))
@@ -199,7 +199,7 @@ def _write_bench(result: dict, out: Path, assets: Path) -> None:
 
 def _check_bench_predictor(folder: str, label_names: list[str]) -> None:
     """A --predictor or --students folder must be a whole predictor of the data's labels."""
-    from .saving import read_manifest
+    from ktrain_recipes.inference.saving import read_manifest
 
     manifest = read_manifest(folder)
     if list(manifest["label_names"]) != list(label_names):
@@ -210,8 +210,8 @@ def _check_bench_predictor(folder: str, label_names: list[str]) -> None:
 def _export_once(folder: Path) -> None:
     """Export the ONNX files only where the folder lacks them (or they are damaged): a user's predictor is
     otherwise left as it is."""
-    from .onnx_inference import export_onnx
-    from .saving import ONNX_FP32, ONNX_INT8, check_derived, read_manifest
+    from ktrain_recipes.inference.onnx_inference import export_onnx
+    from ktrain_recipes.inference.saving import ONNX_FP32, ONNX_INT8, check_derived, read_manifest
 
     manifest = read_manifest(folder)
     try:
@@ -225,7 +225,7 @@ def hardware() -> str:
     """Describe this machine in words: CPU model, cores, GPUs (for figure captions)."""
     import tensorflow as tf
 
-    from .timing import cpu_model
+    from ktrain_recipes.inference.timing import cpu_model
 
     cpu = cpu_model()
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import RecipesError
-from .streaming import PredictionWriter, check_input, input_format, output_format
+from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.inference.streaming import PredictionWriter, check_input, input_format, output_format
 
 ERROR_COLUMN = "__error"
 
@@ -24,13 +24,13 @@ class _Scorer:
     """One per actor: loads the int8 model once, then scores pandas batches."""
 
     def __init__(self, folder: str, pair_column: str | None):
-        from .onnx_inference import load_int8_predictor
+        from ktrain_recipes.inference.onnx_inference import load_int8_predictor
 
         self.model = load_int8_predictor(folder)
         self.pair_column = pair_column
 
     def __call__(self, batch):
-        from .prediction import _is_blank, classify
+        from ktrain_recipes.inference.prediction import _is_blank, classify
 
         texts = list(zip(batch["text"], batch[self.pair_column])) if self.pair_column else list(batch["text"])
         bad = [not all(isinstance(p, str) and not _is_blank(p) for p in (t if isinstance(t, tuple) else (t,)))
@@ -76,7 +76,7 @@ def predict_with_ray(folder: str | os.PathLike, path: str | os.PathLike, output:
     """
     import ray
 
-    from .onnx_inference import load_int8_predictor
+    from ktrain_recipes.inference.onnx_inference import load_int8_predictor
 
     model = load_int8_predictor(folder)  # fail early, in the driver, on a folder without its int8 model
     path = check_input(path)

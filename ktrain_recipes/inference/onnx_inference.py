@@ -14,11 +14,13 @@ from pathlib import Path
 
 import numpy as np
 
-from . import compat  # noqa: F401
-from .errors import RecipesError
-from .loading import load_checked_predictor, load_consistent
-from .saving import (DERIVED, ONNX_FP32, ONNX_INT8, check_derived, read_manifest, sha256_file, staged_predictor)
-from .tokens import tokenize
+from ktrain_recipes import compat  # noqa: F401
+from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.inference.loading import load_checked_predictor, load_consistent
+from ktrain_recipes.inference.saving import (
+    DERIVED, ONNX_FP32, ONNX_INT8, check_derived, read_manifest, sha256_file, staged_predictor,
+)
+from ktrain_recipes.data.tokens import tokenize
 
 OPSET = 17
 
@@ -106,7 +108,7 @@ class OnnxPredictor:
         import onnxruntime as ort
         from transformers import AutoTokenizer
 
-        from .loading import _refuse_ranker
+        from ktrain_recipes.inference.loading import _refuse_ranker
 
         _refuse_ranker(folder, manifest)
         path = check_derived(folder, manifest, ONNX_INT8 if self.int8 else ONNX_FP32)

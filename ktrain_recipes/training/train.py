@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import RecipesError, note
+from ktrain_recipes.errors import RecipesError, note
 
 # MiniLM on emotion (docs/results.md): 100 updates of 32 texts reached 0.69 validation accuracy, 500 reached 0.91
 FEW_STEPS = 500

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 from sklearn.metrics import accuracy_score, classification_report, confusion_matrix, f1_score
 
-from .errors import RecipesError
+from ktrain_recipes.errors import RecipesError
 
 
 def score(y_true: list[str], y_pred: list[str], label_names: list[str]) -> dict:
@@ -72,15 +72,15 @@ def evaluate_saved(predictor_dir: str, config=None, split: str = "validation", l
       strict: refuse a predictor saved under other package versions.
       unpickle_preproc: load ktrain's pickle (see ``loading.load_checked_predictor``).
     """
-    from .config import RecipeConfig
-    from .data import sample
-    from .prediction import classify, open_predictor
+    from ktrain_recipes.config import RecipeConfig
+    from ktrain_recipes.data.loading import load_data_for, sample
+    from ktrain_recipes.inference.prediction import classify, open_predictor
 
     config = config or RecipeConfig()
     # first: its errors are the cheaper to find
     predictor = open_predictor(predictor_dir, int8, strict, unpickle_preproc=unpickle_preproc)
     if split == "all":  # every row: a single file is read whole, not split into train and validation
-        from .data import Columns, load_data
+        from ktrain_recipes.data.loading import Columns, load_data
 
         columns = Columns(text=config.text_column, label=config.label_column, pair=config.pair_column)
         ds = load_data(config.data, columns, config.labels, config.data_config, hold_out=False)
@@ -88,7 +88,7 @@ def evaluate_saved(predictor_dir: str, config=None, split: str = "validation", l
         labels = [y for s in ds.splits.values() for y in s[1]]
         texts, labels = sample(texts, labels, limit, config.seed)
     else:
-        ds = config.load_data()
+        ds = load_data_for(config)
         texts, labels = sample(ds.texts(split), ds.labels(split), limit, config.seed)
     metrics = evaluate_predictor(lambda t: classify(predictor, t), texts, labels, list(predictor.get_classes()))
     metrics["split"] = split

@@ -1,0 +1,1 @@
+"""Reading labelled texts: files, folders and hub datasets; token lengths; maxlen."""

@@ -1,0 +1,1 @@
+"""Measurements and benchmarks: bench, compare, ETHICS, parameter counts, serving and scale benchmarks."""

