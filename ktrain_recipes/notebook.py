@@ -40,7 +40,7 @@ def runs_folder(folder: str = "runs", google_drive: bool = False) -> str:
     try:
         from google.colab import drive
     except ImportError:
-        note("google_drive=True works on Colab only: keeping runs in", folder)
+        note(f"google_drive=True works on Colab only: keeping runs in {folder}")
         return folder
     drive.mount("/content/drive")
     return str(Path("/content/drive/MyDrive/ktrain-recipes") / folder)
@@ -76,8 +76,8 @@ def setup_notebook() -> pd.DataFrame:
 
 
 def ci_overrides(settings):
-    """Return ``settings`` (a RecipeConfig or DistillSettings) unchanged, except in CI, where
-    $KTRAIN_RECIPES_SMOKE names a JSON file of overrides.
+    """Return ``settings`` (a RecipeConfig, DistillSettings, or a dict of row name -> model) unchanged,
+    except in CI, where $KTRAIN_RECIPES_SMOKE names a JSON file of overrides.
 
     CI cannot download BERT-size models, so its test set-up builds tiny random ones and writes a file
     ``{"models": {name: folder}, "settings": {...}}``; the notebooks then run in seconds on a slice.
@@ -86,6 +86,9 @@ def ci_overrides(settings):
     if not path:
         return settings
     smoke = json.loads(Path(path).read_text())
+    if isinstance(settings, dict):
+        note("CI smoke run: tiny random models stand in for these; the figures below are not results")
+        return {name: smoke.get("models", {}).get(model, model) for name, model in settings.items()}
     fields = {f.name for f in dataclasses.fields(settings)}
     changes = {k: v for k, v in smoke.get("settings", {}).items() if k in fields}
     if "model" in fields:

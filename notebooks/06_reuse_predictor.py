@@ -43,8 +43,10 @@ kr.setup_notebook()
 # ## Parameters
 
 # %%
-PREDICTOR = kr.runs_folder("runs", google_drive=False) + "/quickstart"  # written by 00_quickstart
+RUNS = kr.runs_folder("runs", google_drive=False)  # True on Colab: keep runs in your Drive
+PREDICTOR = f"{RUNS}/quickstart"  # written by 00_quickstart
 SMALL_RUN = kr.RecipeConfig("minilm", out=PREDICTOR, limit=1600, epochs=3, batch_size=8)  # if it is missing
+SMALL_RUN = kr.ci_overrides(SMALL_RUN)  # only in our CI (a tiny model on a slice); no effect for you
 
 # %% [markdown]
 # On a fresh machine (Colab gives each notebook its own), there is no predictor yet: train a small one first (MiniLM
@@ -80,9 +82,9 @@ predictor.predict(["i finally got the job and i feel amazing", "i miss her so mu
 # on texts longer than maxlen to ktrain's `predict`.
 
 # %%
-with open("runs/new_texts.txt", "w") as f:
+with open(f"{RUNS}/new_texts.txt", "w") as f:
     f.write("what a lovely surprise\ni am so annoyed with this\nthe storm made me nervous\n")
-table = kr.read_texts("runs/new_texts.txt")
+table = kr.read_texts(f"{RUNS}/new_texts.txt")
 table.assign(label=kr.classify(predictor, table["text"]))
 
 # %% [markdown]

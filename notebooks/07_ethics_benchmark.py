@@ -49,9 +49,10 @@ kr.setup_notebook()
 
 # %% [markdown]
 # ## Parameters
-# The same `RecipeConfig` as the other notebooks; each task saves its predictor to `runs/ethics-<task>`.
+# The same `RecipeConfig` as the other notebooks; each task saves its predictor to `RUNS/ethics-<task>`.
 
 # %%
+RUNS = kr.runs_folder("runs", google_drive=False)  # True on Colab: keep runs in your Drive
 config = kr.RecipeConfig(
     model="minilm",     # any registry name, hub id or local folder; the paper used BERT, RoBERTa and ALBERT
     data=os.environ.get("ETHICS_DATA"),  # None: the hub's hendrycks/ethics; or a folder laid out like its archive
@@ -97,7 +98,7 @@ kr.exact_match([True, True, True, True, True, False, True, True], 4)
 results = []
 for task in TASKS:
     try:
-        results.append(kr.run_ethics(task, dataclasses.replace(config, out=f"runs/ethics-{task}")))
+        results.append(kr.run_ethics(task, dataclasses.replace(config, out=f"{RUNS}/ethics-{task}")))
     except kr.RecipesError as exc:
         print(f"{task}: {exc}")
 

