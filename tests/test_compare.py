@@ -38,6 +38,7 @@ def test_compare_writes_csv_and_json(tiny_predictor, tmp_path):
     from ktrain_recipes import cli
 
     assert cli.main(["compare", "--runs", str(tiny_predictor.parent), "--table", str(tmp_path / "t.csv")]) == 0
-    assert pd.read_csv(tmp_path / "t.csv", index_col=0).loc["bert", "accuracy"] >= 0
+    saved = json.loads((tiny_predictor / "metrics.json").read_text())["accuracy"]
+    assert pd.read_csv(tmp_path / "t.csv", index_col=0).loc["bert", "accuracy"] == pytest.approx(saved)
     assert cli.main(["compare", "--runs", str(tiny_predictor.parent), "--table", str(tmp_path / "t.json")]) == 0
     assert "bert" in json.loads((tmp_path / "t.json").read_text())

@@ -154,3 +154,17 @@ def test_install_cell_uses_this_kernels_pip_restarts_when_needed_and_can_run_aga
 def test_model_notebooks_open_on_a_gpu_runtime():
     for name in MODEL_NOTEBOOKS:
         assert nbformat.read(NOTEBOOKS / name, as_version=4).metadata["accelerator"] == "GPU"
+
+
+@pytest.mark.parametrize("name", MODEL_NOTEBOOKS + ["09_minilm_step_by_step.ipynb"])
+def test_model_notebooks_take_their_settings_from_the_registry(name):
+    import re
+
+    from ktrain_recipes.models import get_spec
+
+    params = next(src for kind, src in EXPECTED[name] if kind == "code" and "kr.RecipeConfig(" in src)
+    model = re.search(r'model="([^"]+)"', params).group(1)
+    spec = get_spec(model)
+    assert spec.name != "custom", f"{name}: {model} is not in the registry"
+    assert f"batch_size={spec.batch_size}," in params
+    assert re.search(r"lr=([0-9.e-]+)", params) and float(re.search(r"lr=([0-9.e-]+)", params).group(1)) == spec.lr

@@ -5,7 +5,7 @@ import pytest
 
 import ktrain_recipes as kr
 from ktrain_recipes import RecipesError, cli
-from ktrain_recipes.inference.onnx_inference import export_onnx, load_onnx_predictor
+from ktrain_recipes.inference.onnx_inference import export_onnx, load_int8_predictor
 from ktrain_recipes.inference.saving import read_manifest
 
 
@@ -14,7 +14,7 @@ def exported(tiny_predictor, tmp_path_factory):
     folder = tmp_path_factory.mktemp("fast") / "pred"
     shutil.copytree(tiny_predictor, folder)
     with pytest.raises(RecipesError, match="has no model.int8.onnx: `ktrain-recipes export --predictor"):
-        load_onnx_predictor(folder)
+        load_int8_predictor(folder)
     export_onnx(folder)
     return folder
 
@@ -28,14 +28,14 @@ def test_export_writes_both_models_into_the_predictor_and_its_manifest(exported)
 def test_onnx_matches_ktrain(exported, emotion):
     texts = emotion.texts("validation")[:64]
     reference = kr.classify(kr.load_checked_predictor(exported), texts, proba=True)
-    fp32 = kr.classify(load_onnx_predictor(exported, int8=False), texts, proba=True)
-    int8 = kr.classify(load_onnx_predictor(exported), texts, proba=True)
+    fp32 = kr.classify(load_int8_predictor(exported, int8=False), texts, proba=True)
+    int8 = kr.classify(load_int8_predictor(exported), texts, proba=True)
     assert np.abs(reference - fp32).max() < 1e-4
     assert np.abs(reference - int8).max() < 0.05 and int8.shape == (64, 6)
 
 
 def test_cli_fast_flags(exported, small_data, capsys):
-    assert cli.main(["predict", "--predictor", str(exported), "--fast", "i am happy"]) == 0
+    assert cli.main(["predict", "--predictor", str(exported), "--int8", "i am happy"]) == 0
     assert capsys.readouterr().out.strip().endswith("\ti am happy")
-    assert cli.main(["evaluate", "--predictor", str(exported), "--fast", "--data", str(small_data)]) == 0
+    assert cli.main(["evaluate", "--predictor", str(exported), "--int8", "--data", str(small_data)]) == 0
     assert "accuracy" in capsys.readouterr().out

@@ -172,4 +172,3 @@ def load_int8_predictor(folder: str | os.PathLike, int8: bool = True, strict: bo
     return OnnxPredictor(folder, int8=int8, strict=strict, threads=threads)
 
 
-load_onnx_predictor = load_int8_predictor  # the name notebooks and earlier code use

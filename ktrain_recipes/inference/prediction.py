@@ -104,13 +104,13 @@ def classify(predictor, texts, proba: bool = False, chunk: int = 256):
     return [model.classes[i] for i in probs.argmax(axis=1)]
 
 
-def open_predictor(folder: str | os.PathLike, int8: bool = False, strict: bool = False, onnx: bool | None = None,
+def open_predictor(folder: str | os.PathLike, int8: bool = False, strict: bool = False,
                    unpickle_preproc: bool = False):
     """Load a saved predictor: ktrain's (rebuilt without its pickle), or with ``int8`` its int8 ONNX copy.
 
-    ``onnx`` is the older name of ``int8``. ``unpickle_preproc``: see ``loading.load_checked_predictor``.
+    ``unpickle_preproc``: see ``loading.load_checked_predictor``.
     """
-    if int8 or onnx:
+    if int8:
         from ktrain_recipes.inference.onnx_inference import load_int8_predictor
 
         return load_int8_predictor(folder, strict=strict)

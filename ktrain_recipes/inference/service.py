@@ -27,7 +27,7 @@ from ktrain_recipes.errors import RecipesError, note
 from ktrain_recipes.inference.prediction import _is_blank, as_classifier
 from ktrain_recipes.inference.saving import ONNX_INT8, manifest_digest, read_manifest, read_metrics
 
-log = logging.getLogger("ktrain_recipes.service")
+log = logging.getLogger("ktrain_recipes.inference.service")
 BACKENDS = ("auto", "int8", "ktrain")
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 

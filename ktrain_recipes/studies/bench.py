@@ -86,11 +86,11 @@ def run_bench(config: RecipeConfig, predictor: str | None = None, out: str | os.
 
     Rows: (a) the tutorial's recipe (maxlen 512, batch 6, no bucketing) against (b) this package's default,
     trained on the same ``limit`` texts for the same ``epochs``; training examples/s is measured after
-    warm-up (epochs 2+). (c) ktrain's own ``predictor.predict`` against (d) the int8 ONNX fast path
+    warm-up (epochs 2+). (c) ktrain's own ``predictor.predict`` against (d) the int8 ONNX path
     (length-sorted batches), both for ``predictor`` when given (e.g. a full-data run), else (b)'s.
     """
     from ktrain_recipes.data.loading import load_data_for, sample
-    from ktrain_recipes.inference.onnx_inference import load_onnx_predictor
+    from ktrain_recipes.inference.onnx_inference import load_int8_predictor
     from ktrain_recipes.inference.prediction import classify
     from ktrain_recipes.inference.loading import load_checked_predictor
 
@@ -111,7 +111,7 @@ def run_bench(config: RecipeConfig, predictor: str | None = None, out: str | os.
     names = read_metrics(target)["label_names"]
     plain = inference_row("c_ktrain_predictor", lambda: load_checked_predictor(target).predict, target, val, names,
                            "tf_model.h5")  # ktrain's own predict, as a user calls it
-    fast = inference_row("d_onnx_int8", lambda: partial(classify, load_onnx_predictor(target)), target, val,
+    fast = inference_row("d_onnx_int8", lambda: partial(classify, load_int8_predictor(target)), target, val,
                           names, "model.int8.onnx")
     rows = [tutorial, default, plain, fast]
     for student in map(Path, students):  # distilled students (see `distill`), as predictors and as int8 ONNX
@@ -119,7 +119,7 @@ def run_bench(config: RecipeConfig, predictor: str | None = None, out: str | os.
         rows.append(inference_row(f"student {student.name}", lambda s=student: load_checked_predictor(s).predict,
                                   student, val, names, "tf_model.h5"))
         rows.append(inference_row(f"student {student.name} int8",
-                                  lambda s=student: partial(classify, load_onnx_predictor(s)), student, val, names,
+                                  lambda s=student: partial(classify, load_int8_predictor(s)), student, val, names,
                                   "model.int8.onnx"))
     # how many weight updates each recipe made: on a small slice this, not padding, decides accuracy
     steps = {row["name"]: m["optimizer_steps"] for row, m in [(tutorial, tutorial_metrics), (default, default_metrics)]}
@@ -134,13 +134,13 @@ def run_bench(config: RecipeConfig, predictor: str | None = None, out: str | os.
 def _side_by_side(teacher: Path, students: list[Path], texts: list[str]) -> dict:
     """The teacher and each student at each precision, timed in alternation (``time_side_by_side``), with
     each student's throughput as a multiple of the teacher's at the same precision."""
-    from ktrain_recipes.inference.onnx_inference import load_onnx_predictor
+    from ktrain_recipes.inference.onnx_inference import load_int8_predictor
     from ktrain_recipes.inference.prediction import classify
     from ktrain_recipes.inference.loading import load_checked_predictor
     from ktrain_recipes.inference.timing import time_side_by_side
 
     out = {}
-    for kind, load in [("fp32", load_checked_predictor), ("int8", load_onnx_predictor)]:
+    for kind, load in [("fp32", load_checked_predictor), ("int8", load_int8_predictor)]:
         fns = {f"{p.name} {kind}": partial(classify, load(p)) for p in [teacher, *students]}
         timed = time_side_by_side(fns, texts, rounds=3 if kind == "fp32" else 5)
         base = timed[f"{teacher.name} {kind}"]["throughput_per_s"]

@@ -46,6 +46,7 @@ def compare_runs(folder: str | os.PathLike = "runs", fallback: str | os.PathLike
             if not all(map(math.isfinite, numbers.values())):
                 raise ValueError("not finite")
             rows[path.parent.name] = {**m, **numbers, "params_m": numbers["params"] / 1e6,
+                                      "smoke": bool(m.get("smoke", False)), "epochs": m.get("epochs"),
                                       "size_mb": folder_size_mb(path.parent, "tf_model*"),
                                       "labels": ",".join(map(str, m["label_names"]))}
         except (RecipesError, ValueError, KeyError, TypeError, AttributeError):

@@ -11,24 +11,25 @@ from __future__ import annotations
 import re
 
 from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.models import REGISTRY
 
-# name: (config class, published total in millions, config values)
+# name: (config class, config values); the published totals are the registry's (models.REGISTRY)
 CONFIGS = {
-    "bert": ("BertConfig", 110, dict(vocab_size=30522, hidden_size=768, num_hidden_layers=12,
-                                     num_attention_heads=12, intermediate_size=3072)),
-    "roberta": ("RobertaConfig", 125, dict(vocab_size=50265, hidden_size=768, num_hidden_layers=12,
-                                           num_attention_heads=12, intermediate_size=3072,
-                                           max_position_embeddings=514, type_vocab_size=1, pad_token_id=1)),
-    "distilbert": ("DistilBertConfig", 66, dict(vocab_size=30522, dim=768, n_layers=6, n_heads=12,
-                                                hidden_dim=3072)),
-    "albert": ("AlbertConfig", 12, dict(vocab_size=30000, embedding_size=128, hidden_size=768,
-                                        num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072)),
-    "electra": ("ElectraConfig", 110, dict(vocab_size=30522, embedding_size=768, hidden_size=768,
-                                           num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072)),
-    "tinybert": ("BertConfig", 14.5, dict(vocab_size=30522, hidden_size=312, num_hidden_layers=4,
-                                          num_attention_heads=12, intermediate_size=1200)),
-    "minilm": ("BertConfig", 22.7, dict(vocab_size=30522, hidden_size=384, num_hidden_layers=6,
-                                        num_attention_heads=12, intermediate_size=1536)),
+    "bert": ("BertConfig", dict(vocab_size=30522, hidden_size=768, num_hidden_layers=12,
+                                num_attention_heads=12, intermediate_size=3072)),
+    "roberta": ("RobertaConfig", dict(vocab_size=50265, hidden_size=768, num_hidden_layers=12,
+                                      num_attention_heads=12, intermediate_size=3072,
+                                      max_position_embeddings=514, type_vocab_size=1, pad_token_id=1)),
+    "distilbert": ("DistilBertConfig", dict(vocab_size=30522, dim=768, n_layers=6, n_heads=12,
+                                            hidden_dim=3072)),
+    "albert": ("AlbertConfig", dict(vocab_size=30000, embedding_size=128, hidden_size=768,
+                                    num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072)),
+    "electra": ("ElectraConfig", dict(vocab_size=30522, embedding_size=768, hidden_size=768,
+                                      num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072)),
+    "tinybert": ("BertConfig", dict(vocab_size=30522, hidden_size=312, num_hidden_layers=4,
+                                    num_attention_heads=12, intermediate_size=1200)),
+    "minilm": ("BertConfig", dict(vocab_size=30522, hidden_size=384, num_hidden_layers=6,
+                                  num_attention_heads=12, intermediate_size=1536)),
 }
 BYTES = {"fp32": 4, "fp16": 2, "int8": 1}
 
@@ -40,7 +41,7 @@ def build_random_model(name: str):
 
     if name not in CONFIGS:
         raise RecipesError(f"no published configuration for '{name}': choose one of {', '.join(CONFIGS)}")
-    cls, _, values = CONFIGS[name]
+    cls, values = CONFIGS[name]
     model = TFAutoModel.from_config(getattr(transformers, cls)(**values))
     model(model.dummy_inputs, training=False)  # create the weights
     return model
@@ -69,7 +70,7 @@ def count_parameters(name: str) -> dict:
     for weight in model.weights:
         counts[_part(weight.name)] += int(weight.shape.num_elements())
     counts["total"] = sum(counts.values())
-    counts["published_m"] = CONFIGS[name][1]
+    counts["published_m"] = float(REGISTRY[name].params.rstrip("M"))
     counts.update({f"{p}_mb": counts["total"] * b / 1e6 for p, b in BYTES.items()})
     return counts
 

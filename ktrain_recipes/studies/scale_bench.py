@@ -14,8 +14,8 @@ from ktrain_recipes.errors import RecipesError
 
 IN_MEMORY = """
 import json, resource, sys, time
-from ktrain_recipes.onnx_inference import load_int8_predictor
-from ktrain_recipes.prediction import classify
+from ktrain_recipes.inference.onnx_inference import load_int8_predictor
+from ktrain_recipes.inference.prediction import classify
 model = load_int8_predictor(sys.argv[1])
 with open(sys.argv[2]) as f:
     texts = [next(f).rstrip("\\n") for _ in range(int(sys.argv[3]))]
@@ -29,8 +29,8 @@ print(json.dumps({"texts": len(texts), "seconds": seconds,
 
 STREAMING = """
 import json, resource, sys, time
-from ktrain_recipes.onnx_inference import load_int8_predictor
-from ktrain_recipes.streaming import predict_file
+from ktrain_recipes.inference.onnx_inference import load_int8_predictor
+from ktrain_recipes.inference.streaming import predict_file
 model = load_int8_predictor(sys.argv[1])
 start = time.perf_counter()
 n = predict_file(model, sys.argv[2], sys.argv[3], fmt="csv", proba=True, progress=False)
@@ -40,7 +40,7 @@ print(json.dumps({"texts": n, "seconds": time.perf_counter() - start,
 
 RAY = """
 import json, resource, sys, time
-from ktrain_recipes.ray_scoring import predict_with_ray
+from ktrain_recipes.inference.ray_scoring import predict_with_ray
 start = time.perf_counter()
 n = predict_with_ray(sys.argv[1], sys.argv[2], sys.argv[3], fmt="csv", proba=True, num_cpus=int(sys.argv[4]))
 print(json.dumps({"texts": n, "seconds": time.perf_counter() - start,

@@ -64,7 +64,7 @@ def free_port() -> int:
 
 def _command(name: str, predictor: str, port: int) -> list[str]:
     if name == "a_flask_ktrain_faq":
-        return [sys.executable, "-m", "ktrain_recipes.serve_bench", "flask", predictor, str(port)]
+        return [sys.executable, "-m", "ktrain_recipes.studies.serve_bench", "flask", predictor, str(port)]
     backend = "ktrain" if name == "b_service_ktrain" else "int8"
     return [sys.executable, "-m", "ktrain_recipes", "serve", "--predictor", predictor, "--backend", backend,
             "--host", "127.0.0.1", "--port", str(port), "--reload-interval", "0"]
@@ -248,7 +248,8 @@ def chart(rows: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
-if __name__ == "__main__":  # the Flask baseline runs as its own process: python -m ktrain_recipes.serve_bench flask
+# the Flask baseline runs as its own process: python -m ktrain_recipes.studies.serve_bench flask
+if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("server", choices=["flask"])
     parser.add_argument("predictor")

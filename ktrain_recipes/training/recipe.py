@@ -134,7 +134,7 @@ def train_and_save(run: Run, learner, preproc, identity: dict, chief: bool = Tru
         model, preproc = finish(learner.model, preproc) if finish else (learner.model, preproc)
         predictor = ktrain.get_predictor(model, preproc, batch_size=learner.batch_size)
         metrics = measure(predictor, run.val, ds.label_names)
-        record_run(metrics, config, preproc.maxlen, trained, learner, n_train=len(run.train[0]), data=ds.source,
+        record_run(metrics, config, preproc.maxlen, trained, learner, n_train=len(run.train[0]), data_source=ds.source,
                    pairs=run.pairs, **found, **extra, **({"per_epoch": scorer.scores} if scorer else {}))
         save_figure(plot_confusion_matrix(metrics), stage.path / "confusion_matrix.png")
         if not chief:
@@ -231,12 +231,12 @@ def record_run(metrics: dict, config: RecipeConfig, maxlen: int, trained: dict, 
     Args:
       metrics: from ``score``, with the ``inference`` timing added.  config: the run's settings.
       maxlen: the maxlen used.  trained: ``timer.trained()`` or ``fit_with_checkpoint``'s record.
-      learner: the trained ktrain learner.  extra: n_train, data and anything else worth keeping.
+      learner: the trained ktrain learner.  extra: n_train, data_source and anything else worth keeping.
     """
     timing = metrics["inference"]
     metrics.update(
         maxlen=maxlen, model_id=get_spec(config.model).model_id or Path(config.model).name,
-        settings=config.settings(), **extra, smoke=config.smoke, interrupted=trained.get("interrupted", False),
+        settings=config.settings(), **extra, interrupted=trained.get("interrupted", False),
         epochs_completed=trained["epochs_completed"], train_seconds=trained["train_seconds"],
         averaged_epochs=trained.get("averaged_epochs", 1), optimizer=type(learner.model.optimizer).__name__,
         train_examples_per_s=steady_examples_per_s(extra.get("n_train", 0), trained.get("epoch_seconds", [])),
