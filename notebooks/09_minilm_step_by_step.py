@@ -21,9 +21,10 @@
 # batches, timing, plots and a checked save.
 #
 # **What you will see.** The outputs below are one real run on all 16,000 training texts, on a 2-core AMD EPYC CPU
-# with no GPU: every step's result, from the LR finder's curve to the training log, the report, the errors and the
-# timing. Notebooks 01-04 are this notebook for BERT, RoBERTa, DistilBERT and ALBERT; 00_quickstart is the same run in
-# one call.
+# with no GPU (timings move by up to 2x from run to run on such a shared virtual CPU): every step's result, from the
+# LR finder's curve to the training log, the report, the errors and the timing. Notebooks 01-04 are this notebook for
+# BERT, RoBERTa, DistilBERT and ALBERT; 00_quickstart is the same run in one call.
+
 # %% tags=["install"]
 # Colab / Gradient: install ktrain_recipes and the versions it was tested with (skipped if installed).
 import importlib.util
@@ -257,13 +258,6 @@ cm = learner.validate(class_names=t.get_classes(), save_path=None)
 learner.view_top_losses(n=5, preproc=t)
 
 # %% [markdown]
-# And the other end: the validation texts the model got right with the least loss, the ones it finds easiest.
-
-# %%
-lowest = learner.top_losses(n=len(val[0]), preproc=t)[-5:]
-pd.DataFrame([{"text": val[0][i], "label": val[1][i], "loss": round(float(loss), 5)} for i, loss, *_ in lowest])
-
-# %% [markdown]
 # ## STEP 6: Make a predictor
 # `ktrain.get_predictor` wraps the trained model with its preprocessing, so it takes raw texts and returns label names.
 
@@ -273,6 +267,18 @@ predictor.predict(["i feel so lucky today", "i am scared of the dark"])
 
 # %%
 pd.DataFrame(predictor.predict_proba(["i feel so lucky today"]), columns=predictor.get_classes())
+
+# %% [markdown]
+# The other end of `view_top_losses`: the validation texts with the lowest loss (the cross-entropy of the true label,
+# -log p), the ones the model finds easiest. (`learner.top_losses` ranks only the texts it got wrong.)
+
+# %%
+import numpy as np
+
+proba = predictor.predict_proba(val[0])
+loss = -np.log(proba[np.arange(len(val[0])), ds.label_ids(val[1])])
+easiest = np.argsort(loss)[:5]
+pd.DataFrame({"text": [val[0][i] for i in easiest], "label": [val[1][i] for i in easiest], "loss": loss[easiest]})
 
 # %% [markdown]
 # The same scores as `validate`, as a table and a figure. Rows of the confusion matrix are the true labels, normalised
