@@ -126,7 +126,6 @@ def tiny_finetuned(family: str, label_names: list[str]) -> str:
     from transformers import TFAutoModelForSequenceClassification
 
     from ktrain_recipes.models import cache_dir
-    from ktrain_recipes.studies.finetuned import PUBLISHED  # noqa: F401  (the models this stands in for)
 
     folder = cache_dir() / f"tiny-{family}-finetuned"
     if not (folder / "tf_model.h5").exists():
