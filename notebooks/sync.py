@@ -1,18 +1,22 @@
 """`make notebooks`: rebuild each notebook's .ipynb from its source, the jupytext percent-format .py beside it.
 
 The .py files are the notebooks' source: edit them, lint them (ruff), review them as code. This script
-1. puts the shared install cell (notebooks/shared/install.py) into every cell tagged `install`, so it is
+1. writes the step-by-step notebooks' .py (01-04, 09) from one template, notebooks/shared/step_by_step.py.in, with
+   each notebook's own values from notebooks/shared/step_by_step.toml: edit those two, not the .py;
+2. puts the shared install cell (notebooks/shared/install.py) into every cell tagged `install`, so it is
    written in one place;
-2. writes each .ipynb with jupytext, keeping the outputs already in it only when notebooks/execute.py made
+3. writes each .ipynb with jupytext, keeping the outputs already in it only when notebooks/execute.py made
    them from exactly the current code cells (their digest is recorded in the notebook's metadata).
-tests/test_notebooks.py fails when an .ipynb does not match its .py.
+tests/test_notebooks.py fails when an .ipynb does not match its .py, or a step-by-step .py its template.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import string
 import sys
+import tomllib
 from pathlib import Path
 
 import jupytext
@@ -20,6 +24,36 @@ import nbformat
 
 HERE = Path(__file__).resolve().parent
 INSTALL = (HERE / "shared" / "install.py").read_text().rstrip("\n")
+TEMPLATE = HERE / "shared" / "step_by_step.py.in"
+STEP_VALUES = HERE / "shared" / "step_by_step.toml"
+
+
+def render_step_by_step(name: str, template: str | None = None, values: dict | None = None) -> str:
+    """The .py of step-by-step notebook ``name`` (e.g. 01_bert_emotion): the template with its values put in.
+
+    A value in a comment line (markdown) gets that line's ``# `` in front of each of its lines; a value on a line of
+    its own in code goes in as it is. A missing or unused value is an error, so the two files cannot drift apart.
+    """
+    template = TEMPLATE.read_text() if template is None else template
+    values = tomllib.loads(STEP_VALUES.read_text())[name] if values is None else values
+    values = {"name": name, **{k: v.strip("\n") for k, v in values.items()}}
+    used = set()
+    out = []
+    for line in template.split("\n"):
+        keys = {m.group("named") for m in string.Template.pattern.finditer(line) if m.group("named")}
+        used |= keys
+        prefix = "# " if line.startswith("# ") else ""
+        text = string.Template(line).substitute(values)  # KeyError names a missing value
+        out.append("\n".join((prefix + part if i else part).rstrip() for i, part in enumerate(text.split("\n"))))
+    unused = set(values) - used - {"name"}  # the file name may go unused
+    if unused:
+        raise ValueError(f"{STEP_VALUES.name} [{name}]: {', '.join(sorted(unused))} not in the template")
+    return "\n".join(out)
+
+
+def step_by_step_names() -> list[str]:
+    """The notebooks written from the template."""
+    return list(tomllib.loads(STEP_VALUES.read_text()))
 
 
 def sources() -> list[Path]:
@@ -76,6 +110,11 @@ def build(source: Path) -> nbformat.NotebookNode:
 
 
 if __name__ == "__main__":
+    for stem in step_by_step_names():
+        path = HERE / f"{stem}.py"
+        if not path.exists() or path.read_text() != render_step_by_step(stem):
+            path.write_text(render_step_by_step(stem))
+            print("wrote", path.name, "from the step-by-step template")
     for source in sources():
         if len(sys.argv) > 1 and source.stem not in sys.argv[1:] and source.name not in sys.argv[1:]:
             continue

