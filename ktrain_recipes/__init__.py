@@ -37,6 +37,8 @@ _PUBLIC = {
     "inference.streaming": ["predict_file"],
     "inference.timing": ["time_inference", "timed"],
     "data.tokens": ["token_lengths"],
+    "training.distill": ["cut_layers", "distillation_loss", "label_accuracy", "pack_targets", "pretrained_classifier",
+                         "ready_for_prediction", "teacher_base"],
     "training.train": ["epoch_timer", "few_steps_note", "fit_with_checkpoint", "optimizer_steps", "set_seed"],
 }
 _OWNER = {name: module for module, names in _PUBLIC.items() for name in names}

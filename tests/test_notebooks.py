@@ -104,6 +104,15 @@ def test_the_template_check_can_fail():
     assert set(sync.step_by_step_names()) == {n.removesuffix(".ipynb") for n in STEP_BY_STEP}
 
 
+def test_the_distillation_notebook_trains_its_student_with_ktrains_calls_in_the_open():
+    code = "\n".join(src for kind, src in EXPECTED["08_distill_and_quantize.ipynb"] if kind == "code")
+    for call in ["t.preprocess_train(", "kr.cut_layers(", "kr.pack_targets(", "loss=kr.distillation_loss(",
+                 "ktrain.get_learner(student", "learner.fit_onecycle(config.lr, config.epochs", "ktrain.get_predictor(",
+                 "kr.save_checked_predictor(", "kr.distill("]:
+        assert call in code, call
+    assert code.index("ktrain.get_learner(student") < code.index("kr.distill(")  # the open steps come first
+
+
 def test_no_helper_shadows_a_ktrain_name():
     import ktrain
 

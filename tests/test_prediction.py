@@ -34,3 +34,16 @@ def test_long_texts_are_truncated_and_counted(tiny_predictor, capsys):
     labels = kr.classify(predictor, ["short", "very long " * 400])
     assert len(labels) == 2
     assert "1 of 2 texts exceed maxlen" in capsys.readouterr().err
+
+
+def test_ktrains_explain_works_with_the_pinned_eli5(tiny_predictor):
+    """The notebooks call predictor.explain: with eli5 missing or broken, ktrain only warns and returns None."""
+    import warnings
+
+    import ktrain
+
+    predictor = ktrain.load_predictor(str(tiny_predictor))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # ktrain's "requires a forked version of eli5" would be one
+        shown = predictor.explain("i feel so lucky and happy today", n_samples=50)
+    assert shown is not None and "lucky" in shown.data

@@ -148,13 +148,37 @@ def teacher_logits(teacher, dataset) -> np.ndarray:
     return out
 
 
-def _pretrained(name: str, num_labels: int):
+def pretrained_classifier(name: str, num_labels: int):
     """The pretrained checkpoint ``name`` (registry name, hub id or folder) with a fresh classification head."""
     from transformers import TFAutoModelForSequenceClassification
 
     from ktrain_recipes.models import resolve_model
 
     return TFAutoModelForSequenceClassification.from_pretrained(resolve_model(name), num_labels=num_labels)
+
+
+def teacher_base(teacher: str) -> str:
+    """The pretrained checkpoint a saved teacher predictor was fine-tuned from (its metrics.json's model)."""
+    return read_metrics(teacher).get("settings", {}).get("model", "minilm")
+
+
+def pack_targets(teacher_model, *datasets) -> None:
+    """Put the teacher's logits beside each example's one-hot label, in place: ktrain's transformer datasets take
+    any target array, so ``fit_onecycle`` trains on ``[labels | teacher logits]`` unchanged."""
+    for data in datasets:
+        data.y = np.concatenate([data.y.astype(np.float32), teacher_logits(teacher_model, data)], axis=1)
+
+
+def ready_for_prediction(model, preproc):
+    """The trained student and a preprocessor for ``ktrain.get_predictor``: compiled with a plain loss (its
+    packed-target loss means nothing to a predictor) and a copy of the teacher's preprocessor holding the student's
+    config, because ktrain rebuilds a saved model from its preprocessor's config."""
+    import tensorflow as tf
+
+    model.compile(optimizer="adam", loss=tf.keras.losses.CategoricalCrossentropy(from_logits=True))
+    own = copy.copy(preproc)
+    own.config = model.config
+    return model, own
 
 
 def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> dict:
@@ -180,7 +204,7 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     config, ds = run.config, run.data
     teacher_predictor = load_checked_predictor(settings.teacher)
     t = teacher_predictor.preproc  # the student reads texts exactly as the teacher does: same tokenizer, maxlen
-    teacher_model = read_metrics(settings.teacher).get("settings", {}).get("model", "minilm")
+    teacher_model = teacher_base(settings.teacher)
     if list(ds.label_names) != list(teacher_predictor.get_classes()):
         raise RecipesError(f"the data's labels ({', '.join(ds.label_names)}) differ from the teacher's "
                            f"({', '.join(teacher_predictor.get_classes())}): distil on the teacher's data")
@@ -190,9 +214,8 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     trn = bucket_batches(t.preprocess_train(run.train[0], ds.label_ids(run.train[1]), verbose=0), config.seed)
     val_data = bucket_batches(t.preprocess_test(run.val[0], ds.label_ids(run.val[1]), verbose=0), config.seed)
     n = len(ds.label_names)
-    student, mapping = cut_layers(_pretrained(settings.student or teacher_model, n), settings.layers)
-    for data in (trn, val_data):
-        data.y = np.concatenate([data.y.astype(np.float32), teacher_logits(teacher_predictor.model, data)], axis=1)
+    student, mapping = cut_layers(pretrained_classifier(settings.student or teacher_model, n), settings.layers)
+    pack_targets(teacher_predictor.model, trn, val_data)
     # legacy optimizers: fit_onecycle cycles the optimizer's lr and beta_1, which they hold as variables;
     # with weight decay, the AdamWeightDecay that ktrain's learner.set_weight_decay compiles with
     optimizer = get_default_optimizer(config.lr, config.weight_decay) if config.weight_decay \
@@ -201,13 +224,6 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
                     metrics=[label_accuracy(n)])
     learner = ktrain.get_learner(student, train_data=trn, val_data=val_data, batch_size=config.batch_size)
 
-    def for_inference(model, preproc):
-        model.compile(optimizer="adam", loss=tf.keras.losses.CategoricalCrossentropy(from_logits=True))
-        # ktrain rebuilds a saved model from its preprocessor's config: the student's, not the teacher's
-        own = copy.copy(preproc)
-        own.config = model.config
-        return model, own
-
     # absolute paths: distilling from this student later, from another folder, finds its teacher
     teacher = str(Path(settings.teacher).resolve())
     about = {**dataclasses.asdict(settings), "teacher": teacher, "layer_map": mapping}
@@ -215,4 +231,4 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
                 "layers": settings.layers, "student": settings.student, "temperature": settings.temperature,
                 "alpha": settings.alpha, "seed": config.seed, "weight_decay": config.weight_decay}
     run.config = dataclasses.replace(config, model=settings.student or teacher)  # what metrics.json records
-    return train_and_save(run, learner, t, identity, finish=for_inference, distillation=about)
+    return train_and_save(run, learner, t, identity, finish=ready_for_prediction, distillation=about)
