@@ -8,7 +8,8 @@ from pathlib import Path
 
 import ktrain_recipes as kr
 from ktrain_recipes.inference.onnx_inference import export_onnx
-from ktrain_recipes.inference.saving import MANIFEST, restage, swap_into_place, write_json_atomic
+from ktrain_recipes.predictor.manifest import MANIFEST, write_json_atomic
+from ktrain_recipes.predictor.swaps import restage, swap_into_place
 
 
 class Payload:
@@ -27,7 +28,7 @@ def plant_payload(source: Path, tmp_path: Path) -> tuple[Path, Path]:
     import pickle
     import shutil
 
-    from ktrain_recipes.inference.saving import write_manifest
+    from ktrain_recipes.predictor.manifest import write_manifest
 
     folder, marker = tmp_path / "planted", tmp_path / "marker"
     shutil.copytree(source, folder)

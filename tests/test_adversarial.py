@@ -105,7 +105,7 @@ def test_compare_skips_unreadable_scores_with_a_note(tiny_predictor, tmp_path, c
 
 @pytest.mark.parametrize("content", ["", "a,b,c\nd\n"])
 def test_bad_utilitarianism_files_are_one_line(tmp_path, content):
-    from ktrain_recipes.studies.ethics import read_pairs
+    from ktrain_recipes.studies.ethics_data import read_pairs
 
     (tmp_path / "util_test.csv").write_text(content)
     with pytest.raises(RecipesError, match="util_test.csv"):
@@ -117,7 +117,7 @@ def test_bench_checks_its_predictors_before_training(tiny_predictor, small_data,
 
     other = tmp_path / "other"
     shutil.copytree(tiny_predictor, other)
-    from ktrain_recipes.inference.saving import MANIFEST, write_manifest
+    from ktrain_recipes.predictor.manifest import MANIFEST, write_manifest
 
     manifest = json_.loads((other / MANIFEST).read_text())
     write_manifest(other, list(reversed(manifest["label_names"])), manifest["maxlen"], {"model_id": "x"})

@@ -180,18 +180,48 @@ def test_tensorflow_start_up_lines_do_not_reach_the_terminal(tiny_predictor):
 def test_a_commands_config_holds_only_its_own_groups_flags(argv, own):
     from ktrain_recipes.config import RecipeConfig
 
+    from ktrain_recipes.commands.flags import settings_from_args
+
     args = cli.build_parser().parse_args(argv)
-    config = cli.config_from_args(args)
+    config = settings_from_args(args, RecipeConfig)
     defaults = RecipeConfig()
     changed = {k: v for k, v in config.settings().items() if v != getattr(defaults, k)}
     assert changed == own  # evaluate's --limit and bench's --out are the command's, not the config's
-    assert set(args.config_flags) <= set(config.settings())
+    assert set(args.RecipeConfig_flags) <= set(config.settings())
 
 
 
-def test_the_int8_flag_keeps_its_old_name_out_of_the_help():
+def test_the_old_int8_alias_is_gone(capsys):
     parser = cli.build_parser()
-    assert parser.parse_args(["predict", "--predictor", "p", "--fast", "x"]).int8
     assert parser.parse_args(["predict", "--predictor", "p", "--int8", "x"]).int8
-    sub = parser._subparsers._group_actions[0].choices["predict"]
-    assert "--int8" in sub.format_help() and "--fast" not in sub.format_help()
+    with pytest.raises(SystemExit):
+        parser.parse_args(["predict", "--predictor", "p", "--fast", "x"])
+    assert "unrecognized arguments: --fast" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--layers", "0"], "--layers must be a whole number of at least 1, got 0"),
+    (["--alpha", "2"], "--alpha must be between 0 and 1, got 2.0"),
+    (["--alpha", "nan"], "--alpha must be between 0 and 1, got nan"),
+    (["--temperature", "0"], "--temperature must be a finite number above 0"),
+    (["--temperature", "inf"], "--temperature must be a finite number above 0"),
+])
+def test_distill_settings_out_of_range_fail_before_anything_loads(flags, message, tmp_path, capsys, monkeypatch):
+    # the teacher and the data do not exist: a check made after loading would name them instead
+    monkeypatch.setattr("ktrain_recipes.training.distill.distill", lambda *a: pytest.fail("should not distill"))
+    assert cli.main(["distill", "--teacher", str(tmp_path / "no-teacher"), "--data", str(tmp_path / "no-data"),
+                     "--out", str(tmp_path / "s"), *flags]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {message}") and err.count("\n") == 1
+
+
+def test_every_distill_setting_is_a_flag_with_its_fields_default():
+    import dataclasses
+
+    from ktrain_recipes.training.distill import DistillSettings
+
+    sub = cli.build_parser()._subparsers._group_actions[0].choices["distill"]
+    flags = {a.dest: a for a in sub._actions}
+    for f in dataclasses.fields(DistillSettings):
+        assert flags[f.name].help == f.metadata["help"]
+        assert flags[f.name].required if f.default is dataclasses.MISSING else flags[f.name].default == f.default

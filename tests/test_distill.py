@@ -71,7 +71,8 @@ def test_a_tiny_teacher_distils_into_a_saved_student(tiny_models, small_data, tm
     assert cli.main(["predict", "--predictor", str(out), "i am happy"]) == 0
     assert cli.main(["export", "--predictor", str(out)]) == 0
     assert cli.main(["predict", "--predictor", str(out), "--int8", "i am happy"]) == 0
-    assert cli.main(["distill", "--teacher", str(teacher), "--alpha", "2", "--out", str(tmp_path / "x")]) == 1
+    assert cli.main(["distill", "--teacher", str(teacher), "--layers", "1", "--alpha", "2",
+                     "--out", str(tmp_path / "x")]) == 1
     # bench: the student's rows, and teacher and student timed side by side at each precision
     from ktrain_recipes.studies.bench import run_bench
 

@@ -5,8 +5,10 @@ import json
 import pytest
 
 from ktrain_recipes import RecipeConfig, RecipesError, cli
-from ktrain_recipes.studies.ethics import (TASKS, exact_match, get_task, group_exact_match, group_split, load_ethics,
-                                   load_pairs, read_pairs, run_ethics, score_task, task_file, train_groups)
+from ktrain_recipes.studies.ethics import run_ethics
+from ktrain_recipes.studies.ethics_data import (TASKS, exact_match, get_task, group_exact_match, group_split,
+                                                load_ethics, load_pairs, read_pairs, score_task, task_file,
+                                                train_groups)
 
 
 def test_exact_match_counts_groups_that_are_all_right():
@@ -60,10 +62,14 @@ def test_short_runs_score_the_test_split(task, ethics_dir, tiny_models, tmp_path
     else:
         assert "exact_match" not in result
     assert len(result["val_per_epoch"]) == 1 and result["val_per_epoch"][0]["epoch"] == 1
+    # one epoch: the last epoch's test figure, recorded in the curve, is the final model's
+    key = "test_exact_match" if task == "deontology" else "test_ranked_right"
+    final = result["exact_match"] if task == "deontology" else result["accuracy"]
+    assert result["chosen"]["epoch"] == 1 and result["chosen"][key] == pytest.approx(final)
 
 
 def test_the_ranker_learns_which_scenario_is_more_pleasant(tiny_models):
-    from ktrain_recipes.studies.ethics import rank_pairs, train_ranker
+    from ktrain_recipes.studies.ethics_ranker import rank_pairs, train_ranker
 
     pairs = [(f"i won a lovely prize number {i}", f"i lost my wallet again {i}") for i in range(64)]
     config = RecipeConfig(tiny_models["bert"], epochs=3, lr=1e-3, batch_size=16).with_defaults()
@@ -93,13 +99,13 @@ def test_no_validation_row_shares_a_group_with_a_training_row(task, ethics_dir):
 
 
 def test_utilitarianism_validation_pairs_share_no_opening_sentence_with_training(ethics_dir):
-    from ktrain_recipes.studies.ethics import _opening, load_pairs, split_pairs
+    from ktrain_recipes.studies.ethics_data import load_pairs, opening, split_pairs
 
     pairs, _ = load_pairs(get_task("utilitarianism"), ethics_dir, "test")
     train, val = split_pairs(pairs, 0.1, 42)
 
     def openings(some):
-        return {_opening(scenario) for pair in some for scenario in pair}
+        return {opening(scenario) for pair in some for scenario in pair}
 
     assert not openings(train) & openings(val)
     assert sorted(train + val) == sorted(pairs) and 0.07 < len(val) / len(pairs) < 0.13
@@ -165,6 +171,17 @@ def test_the_ethics_command_prints_exact_match_per_epoch(ethics_dir, tiny_models
     result = json.loads((tmp_path / "r.json").read_text())
     assert [e["epoch"] for e in result["val_per_epoch"]] == [1, 2]
     assert result["settings"]["weight_decay"] == 0.01
+    last = result["val_per_epoch"][-1]  # the final weights are epoch 2's: the curve's test figures are theirs
+    assert last["test_exact_match"] == pytest.approx(result["exact_match"])
+    assert last["test_accuracy"] == pytest.approx(result["accuracy"])
+
+
+def test_the_chosen_epoch_is_validations_best_whatever_test_says():
+    curve = [{"epoch": 1, "val_exact_match": 0.5, "test_exact_match": 0.9},
+             {"epoch": 2, "val_exact_match": 0.7, "test_exact_match": 0.1},
+             {"epoch": 3, "val_exact_match": 0.7, "test_exact_match": 0.8}]
+    assert chosen_epoch(curve, "val_exact_match")["epoch"] == 2  # the best validation, the earliest on a tie
+    assert chosen_epoch([], "val_exact_match") is None
 
 
 def test_utilitarianism_refuses_its_out_before_training(ethics_dir, tiny_models, tmp_path, capsys):

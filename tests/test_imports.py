@@ -1,4 +1,5 @@
-"""The package's plan holds: imports point down the layers, never up, and no module imports itself in a loop."""
+"""The package's plan holds: imports point down the layers, never up, no module imports itself in a loop, and no
+module imports another module's private (``_underscored``) names."""
 
 import ast
 from pathlib import Path
@@ -10,10 +11,11 @@ PACKAGE = Path(ktrain_recipes.__file__).parent
 LAYERS = [
     {"errors", "compat", "versions", "models", "config", "plots", "notebook"},
     {"data"},
+    {"predictor"},
     {"inference"},
     {"training"},
     {"studies"},
-    {"cli", "__init__", "__main__"},
+    {"commands", "cli", "__init__", "__main__"},
 ]
 
 
@@ -73,6 +75,26 @@ def a_cycle(edges: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def private_imports(path: Path, source: str | None = None) -> list[str]:
+    """Each ``from ktrain_recipes.X import _name`` in a file (its own module's names are not imported)."""
+    found = []
+    for node in ast.walk(ast.parse(source if source is not None else path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("ktrain_recipes"):
+            found += [f"{path.name}: {node.module}.{a.name}" for a in node.names
+                      if a.name.startswith("_") and not a.name.startswith("__")]
+    return found
+
+
+def test_no_module_imports_anothers_private_name():
+    files = list(PACKAGE.rglob("*.py")) + list(PACKAGE.parent.joinpath("tests").glob("*.py"))
+    assert [hit for path in files for hit in private_imports(path)] == []
+
+
+def test_the_private_import_check_sees_one():
+    source = "def f():\n    from ktrain_recipes.inference.prediction import _is_blank, classify\n"
+    assert private_imports(Path("x.py"), source) == ["x.py: ktrain_recipes.inference.prediction._is_blank"]
+
+
 def test_every_module_has_a_layer():
     for name in graph():
         layer(name)
@@ -87,11 +109,11 @@ def test_the_import_graph_has_no_cycle():
 
 
 def test_the_checks_see_an_upward_import_and_a_cycle():
-    edges = {"ktrain_recipes.inference.saving": {"ktrain_recipes.studies.bench"},
-             "ktrain_recipes.studies.bench": {"ktrain_recipes.inference.saving"}}
-    assert upward_imports(edges) == ["ktrain_recipes.inference.saving -> ktrain_recipes.studies.bench"]
-    assert a_cycle(edges) == ["ktrain_recipes.inference.saving", "ktrain_recipes.studies.bench",
-                              "ktrain_recipes.inference.saving"]
+    edges = {"ktrain_recipes.predictor.staging": {"ktrain_recipes.studies.bench"},
+             "ktrain_recipes.studies.bench": {"ktrain_recipes.predictor.staging"}}
+    assert upward_imports(edges) == ["ktrain_recipes.predictor.staging -> ktrain_recipes.studies.bench"]
+    assert a_cycle(edges) == ["ktrain_recipes.predictor.staging", "ktrain_recipes.studies.bench",
+                              "ktrain_recipes.predictor.staging"]
 
 
 def test_the_version_is_pyprojects():

@@ -14,7 +14,7 @@ import pytest
 import ktrain_recipes as kr
 from ktrain_recipes import RecipesError, cli
 from ktrain_recipes.inference.onnx_inference import export_onnx, load_int8_predictor
-from ktrain_recipes.inference.saving import MANIFEST, read_manifest, write_manifest
+from ktrain_recipes.predictor.manifest import MANIFEST, read_manifest, write_manifest
 
 from predictor_copies import plant_payload
 

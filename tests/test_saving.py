@@ -5,7 +5,8 @@ import pytest
 
 import ktrain_recipes as kr
 from ktrain_recipes import RecipesError
-from ktrain_recipes.inference.saving import read_manifest, save_checked_predictor
+from ktrain_recipes.predictor.manifest import read_manifest
+from ktrain_recipes.predictor.staging import save_checked_predictor
 
 
 def test_manifest_records_labels_versions_and_hashes(tiny_predictor):
@@ -113,11 +114,11 @@ def test_transformers_reads_our_label_names(tiny_predictor):
 KILL_SCRIPT = """
 import os, pathlib, sys
 from pathlib import Path
-import ktrain_recipes.inference.saving as saving
+import ktrain_recipes.predictor.staging as saving
 
 step = sys.argv[3]
 if step == "saved":
-    saving._add_label_names = lambda *a: os._exit(9)
+    saving.add_label_names = lambda *a: os._exit(9)
 rename = pathlib.Path.rename
 
 def killing_rename(self, target):

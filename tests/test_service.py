@@ -13,8 +13,9 @@ import httpx
 import pytest
 
 from ktrain_recipes import cli
-from ktrain_recipes.inference.saving import MANIFEST, write_manifest
-from ktrain_recipes.inference.service import ServiceSettings, create_app
+from ktrain_recipes.predictor.manifest import MANIFEST, write_manifest
+from ktrain_recipes.inference.service import create_app
+from ktrain_recipes.inference.service_settings import ServiceSettings
 
 TEXTS = ["i feel so happy today", "i am terrified of the dark", "this makes me furious"]
 
@@ -113,7 +114,8 @@ NO_TF = """
 import pickle, sys
 from pathlib import Path
 from fastapi.testclient import TestClient
-from ktrain_recipes.inference.service import ServiceSettings, create_app
+from ktrain_recipes.inference.service import create_app
+from ktrain_recipes.inference.service_settings import ServiceSettings
 with TestClient(create_app(ServiceSettings(sys.argv[1], reload_interval=0))) as c:
     answer = c.post("/predict", json={"texts": ["i am happy"]}).json()
 assert answer["model"]["backend"] == "int8", answer

@@ -16,10 +16,9 @@ import numpy as np
 
 from ktrain_recipes import compat  # noqa: F401
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.inference.loading import load_checked_predictor, load_consistent
-from ktrain_recipes.inference.saving import (
-    DERIVED, ONNX_FP32, ONNX_INT8, check_derived, read_manifest, sha256_file, staged_predictor,
-)
+from ktrain_recipes.predictor.loading import load_checked_predictor, load_consistent
+from ktrain_recipes.predictor.manifest import DERIVED, ONNX_FP32, ONNX_INT8, check_derived, read_manifest, sha256_file
+from ktrain_recipes.predictor.staging import staged_predictor
 from ktrain_recipes.data.tokens import tokenize
 
 OPSET = 17
@@ -108,9 +107,9 @@ class OnnxPredictor:
         import onnxruntime as ort
         from transformers import AutoTokenizer
 
-        from ktrain_recipes.inference.loading import _refuse_ranker
+        from ktrain_recipes.predictor.loading import refuse_ranker
 
-        _refuse_ranker(folder, manifest)
+        refuse_ranker(folder, manifest)
         path = check_derived(folder, manifest, ONNX_INT8 if self.int8 else ONNX_FP32)
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL

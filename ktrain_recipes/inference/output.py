@@ -9,15 +9,7 @@ import sys
 
 import numpy as np
 
-
-_LINE_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # what str.splitlines also breaks at
-
-
-def _escape(text: str) -> str:
-    """Keep one prediction per line: tabs and newlines inside a text are written as \\t and \\n, and the other
-    characters that split lines (form feed, U+0085, U+2028, ...) as \\uXXXX."""
-    text = text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
-    return "".join(f"\\u{ord(c):04x}" if c in _LINE_BREAKS else c for c in text)
+from ktrain_recipes.inference.text_rules import escape
 
 
 def format_predictions(texts: list[str], probs: np.ndarray, label_names: list[str], fmt: str = "text",
@@ -43,7 +35,7 @@ def format_predictions(texts: list[str], probs: np.ndarray, label_names: list[st
     for i, (text, label) in enumerate(zip(texts, labels)):
         probs_part = "\t".join(f"{n}={p:.3f}" for n, p in zip(label_names, probs[i])) + "\t" if proba else ""
         shown = " ||| ".join(text) if isinstance(text, tuple) else text
-        lines.append(f"{label}\t{probs_part}{_escape(shown)}")
+        lines.append(f"{label}\t{probs_part}{escape(shown)}")
     return "\n".join(lines) + "\n"
 
 

@@ -3,47 +3,13 @@
 from __future__ import annotations
 
 import os
-import unicodedata
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ktrain_recipes.errors import RecipesError, note
+from ktrain_recipes.errors import note
 from ktrain_recipes.data.tokens import token_lengths
-
-
-def _is_blank(text: str) -> bool:
-    """True for text with nothing to read: whitespace, NULs, zero-width and other invisible characters."""
-    return all(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Zs", "Zl", "Zp") for ch in text)
-
-
-def check_texts(texts) -> list:
-    """Validate prediction input: a string, or a non-empty sequence of strings (or of (text, text) pairs).
-
-    Empty texts, and texts made only of whitespace or invisible characters, are rejected rather than
-    given a meaningless label. Lists, tuples, pandas Series and numpy arrays are accepted.
-    """
-    if isinstance(texts, str):
-        texts = [texts]
-    if texts is None or isinstance(texts, (bytes, dict)) or not hasattr(texts, "__iter__"):
-        raise RecipesError("give at least one text to classify (a string or a list of strings)")
-    texts = list(texts)
-    if not texts:
-        raise RecipesError("give at least one text to classify (a string or a list of strings)")
-    for i, text in enumerate(texts):
-        parts = list(text) if isinstance(text, tuple) and len(text) == 2 else [text]
-        if isinstance(text, list) and len(text) == 2:  # a pair read back from JSON
-            parts, texts[i] = list(text), tuple(text)
-        for part in parts:
-            if not isinstance(part, str):
-                raise RecipesError(f"text {i} is a {type(part).__name__}, not a string: pass strings (or pairs "
-                                   "of strings) only")
-            if _is_blank(part):
-                raise RecipesError(f"text {i} is empty or only whitespace/invisible characters: there is nothing "
-                                   "to classify")
-    if len({isinstance(t, tuple) for t in texts}) > 1:
-        raise RecipesError("mix of single texts and text pairs: give one kind")
-    return texts
+from ktrain_recipes.inference.text_rules import check_texts
 
 
 @runtime_checkable
@@ -114,6 +80,6 @@ def open_predictor(folder: str | os.PathLike, int8: bool = False, strict: bool =
         from ktrain_recipes.inference.onnx_inference import load_int8_predictor
 
         return load_int8_predictor(folder, strict=strict)
-    from ktrain_recipes.inference.loading import load_checked_predictor
+    from ktrain_recipes.predictor.loading import load_checked_predictor
 
     return load_checked_predictor(folder, strict=strict, unpickle_preproc=unpickle_preproc)

@@ -30,10 +30,11 @@ class _Scorer:
         self.pair_column = pair_column
 
     def __call__(self, batch):
-        from ktrain_recipes.inference.prediction import _is_blank, classify
+        from ktrain_recipes.inference.prediction import classify
+        from ktrain_recipes.inference.text_rules import is_blank
 
         texts = list(zip(batch["text"], batch[self.pair_column])) if self.pair_column else list(batch["text"])
-        bad = [not all(isinstance(p, str) and not _is_blank(p) for p in (t if isinstance(t, tuple) else (t,)))
+        bad = [not all(isinstance(p, str) and not is_blank(p) for p in (t if isinstance(t, tuple) else (t,)))
                for t in texts]
         good = [t for t, b in zip(texts, bad) if not b]
         probs = np.full((len(texts), len(self.model.classes)), np.nan, dtype=np.float32)

@@ -147,7 +147,8 @@ class PredictionWriter:
         return open(self.partial, "w", encoding="utf-8", newline="")
 
     def write(self, texts: list, probs: np.ndarray, table=None) -> None:
-        from ktrain_recipes.inference.output import _escape, prediction_records
+        from ktrain_recipes.inference.output import prediction_records
+        from ktrain_recipes.inference.text_rules import escape
 
         records = prediction_records(texts, probs, self.names, self.proba or self.fmt in ("csv", "parquet"), table)
         if self.fmt == "parquet":
@@ -180,7 +181,7 @@ class PredictionWriter:
                 for text, record in zip(texts, records):
                     shown = " ||| ".join(text) if isinstance(text, tuple) else text
                     part = "\t".join(f"{n}={record[f'p_{n}']:.3f}" for n in self.names) + "\t" if self.proba else ""
-                    f.write(f"{record['label']}\t{part}{_escape(shown)}\n")
+                    f.write(f"{record['label']}\t{part}{escape(shown)}\n")
         self.rows += len(records)
 
     def close(self) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ktrain_recipes.config import RecipeConfig
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.inference.saving import folder_size_mb, read_metrics
+from ktrain_recipes.predictor.manifest import folder_size_mb, read_metrics
 
 class PeakRSS:
     """Track the peak resident memory (MB) of this process while a block runs, by sampling."""
@@ -92,7 +92,7 @@ def run_bench(config: RecipeConfig, predictor: str | None = None, out: str | os.
     from ktrain_recipes.data.loading import load_data_for, sample
     from ktrain_recipes.inference.onnx_inference import load_int8_predictor
     from ktrain_recipes.inference.prediction import classify
-    from ktrain_recipes.inference.loading import load_checked_predictor
+    from ktrain_recipes.predictor.loading import load_checked_predictor
 
     config = config.with_defaults()
     out = Path(out)
@@ -136,7 +136,7 @@ def _side_by_side(teacher: Path, students: list[Path], texts: list[str]) -> dict
     each student's throughput as a multiple of the teacher's at the same precision."""
     from ktrain_recipes.inference.onnx_inference import load_int8_predictor
     from ktrain_recipes.inference.prediction import classify
-    from ktrain_recipes.inference.loading import load_checked_predictor
+    from ktrain_recipes.predictor.loading import load_checked_predictor
     from ktrain_recipes.inference.timing import time_side_by_side
 
     out = {}
@@ -199,7 +199,7 @@ def _write_bench(result: dict, out: Path, assets: Path) -> None:
 
 def _check_bench_predictor(folder: str, label_names: list[str]) -> None:
     """A --predictor or --students folder must be a whole predictor of the data's labels."""
-    from ktrain_recipes.inference.saving import read_manifest
+    from ktrain_recipes.predictor.manifest import read_manifest
 
     manifest = read_manifest(folder)
     if list(manifest["label_names"]) != list(label_names):
@@ -211,7 +211,7 @@ def _export_once(folder: Path) -> None:
     """Export the ONNX files only where the folder lacks them (or they are damaged): a user's predictor is
     otherwise left as it is."""
     from ktrain_recipes.inference.onnx_inference import export_onnx
-    from ktrain_recipes.inference.saving import ONNX_FP32, ONNX_INT8, check_derived, read_manifest
+    from ktrain_recipes.predictor.manifest import ONNX_FP32, ONNX_INT8, check_derived, read_manifest
 
     manifest = read_manifest(folder)
     try:

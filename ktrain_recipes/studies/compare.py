@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from ktrain_recipes.errors import RecipesError, note
-from ktrain_recipes.inference.saving import METRICS, folder_size_mb, read_metrics
+from ktrain_recipes.predictor.manifest import METRICS, folder_size_mb, read_metrics
 
 COLUMNS = ["model_id", "accuracy", "macro_f1", "train_seconds", "latency_p50_ms", "throughput_per_s",
            "params_m", "size_mb", "n_train", "epochs", "maxlen", "smoke"]

@@ -1,290 +1,23 @@
-"""The ETHICS benchmark (Hendrycks et al., ICLR 2021): its tasks as labelled texts, and its scores.
-
-justice, deontology, virtue and commonsense are binary classification (deontology and virtue as
-sentence pairs) and go through the usual ktrain recipe. The benchmark's headline figure for justice,
-deontology and virtue is *exact match*: the share of groups of consecutive test rows (4, 4, 5: one
-scenario varied) that are all classified right. utilitarianism ranks two scenarios by pleasantness;
-ktrain has no learner for a pairwise ranking loss, so ``train_ranker`` builds it with Keras on the
-same backbone (one scalar score per scenario, trained so the first of each pair scores higher).
-"""
+"""Run ETHICS: train on a task, score every epoch on grouped validation (and record the test figure of each
+epoch for the one validation picks), and set the result beside the published leaderboard."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import os
-import re
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ktrain_recipes.config import RecipeConfig
-from ktrain_recipes.data.loading import Columns, LabelledTexts, load_data
-from ktrain_recipes.errors import RecipesError, note
-
-# The hub's parquet copy: datasets 5 reads it (the script-based hendrycks/ethics no longer loads). Its
-# configurations are the task names; it has commonsense's training split, which the archive copy may lack.
-HUB_ETHICS = "EleutherAI/hendrycks_ethics"
-# each task's columns in that dataset (its card): (text, second text or None, label or None, group or None)
-HUB_COLUMNS = {
-    "justice": ("scenario", None, "label", "group_id"),
-    "deontology": ("scenario", "excuse", "label", "group_id"),
-    "virtue": ("scenario", "trait", "label", "group_id"),
-    "commonsense": ("input", None, "label", None),
-    "utilitarianism": ("activity", "baseline", None, None),  # activity: the more pleasant scenario
-}
-
-
-@dataclass(frozen=True)
-class Task:
-    """One ETHICS task: its files, columns and exact-match group size (0: plain accuracy)."""
-
-    name: str
-    prefix: str
-    columns: Columns
-    group: int
-
-
-TASKS = {
-    t.name: t
-    for t in [
-        Task("justice", "justice", Columns("scenario", "label"), 4),
-        Task("deontology", "deontology", Columns("scenario", "label", "excuse"), 4),
-        Task("virtue", "virtue", Columns("scenario", "label"), 5),  # "sentence [SEP] trait", split into a pair
-        Task("commonsense", "cm", Columns("input", "label"), 0),
-        Task("utilitarianism", "util", Columns(), 0),  # no header: (more pleasant, less pleasant)
-    ]
-}
-LABELS = ["0", "1"]
-
-
-def get_task(name: str) -> Task:
-    """Return a task by name, or raise with the list of tasks."""
-    if name not in TASKS:
-        raise RecipesError(f"unknown ETHICS task '{name}': choose one of {', '.join(TASKS)}")
-    return TASKS[name]
-
-
-def task_file(data: str | os.PathLike, task: Task, split: str) -> Path:
-    """Return ``DATA/<task>/<prefix>_<split>.csv``, the layout of the dataset's own archive."""
-    return Path(data) / task.name / f"{task.prefix}_{split}.csv"
-
-
-def load_ethics(task: Task, data: str | os.PathLike | None, split: str = "test", val_fraction: float = 0.1,
-                seed: int = 42) -> LabelledTexts:
-    """Load a classification task's train split, hold out whole groups for validation, and load its test split.
-
-    Args:
-      task: from ``get_task``.  data: a folder laid out like the archive, a folder laid out like the hub's
-        parquet dataset (``hub_layout``), or None for the hub.
-      split: 'test' or 'test_hard' (where the folder has it).
-    The validation rows share no group with the training rows (``train_groups``); ``ds.groups`` holds the
-    validation rows' group ids, for exact match over them.
-    """
-    if data is None or is_hub_layout(data):
-        ds = _load_hub_layout(task, data, split)
-    else:
-        train_file, test_file = task_file(data, task, "train"), task_file(data, task, split)
-        for path in (train_file, test_file):
-            if not path.is_file():
-                why = " (its training split is not in this copy; the hub has it)" if path == train_file else ""
-                raise RecipesError(f"no {path}{why}: point --data at a folder laid out like the ETHICS archive")
-        ds = load_data(train_file, task.columns, LABELS, val_fraction=val_fraction, seed=seed, hold_out=False)
-        ds.splits["test"] = _file_order(test_file, task)
-    if task.name == "virtue":
-        ds.splits = {s: ([_virtue_pair(t) if isinstance(t, str) else t for t in x], y) for s, (x, y) in
-                     ds.splits.items()}
-    texts, labels = ds.splits["train"]
-    groups = train_groups(task, texts)
-    (tr_x, tr_y, _), (va_x, va_y, va_g) = group_split(texts, labels, groups, val_fraction, seed)
-    ds.splits["train"], ds.splits["validation"] = (tr_x, tr_y), (va_x, va_y)
-    ds.groups = va_g
-    note(f"{task.name}: held out {len(va_x)} of {len(texts)} training rows ({len(set(va_g))} whole groups, "
-          f"{val_fraction:.0%}, seed {seed}) for validation; training on {len(tr_x)}")
-    return ds
-
-
-def is_hub_layout(data: str | os.PathLike) -> bool:
-    """True for a local folder laid out like the hub's parquet dataset: ``TASK/train-*.parquet``, ..."""
-    return any(Path(data).glob("*/train-*.parquet")) or any(Path(data).glob("*/test-*.parquet"))
-
-
-def _hub_splits(task: Task, data: str | os.PathLike | None) -> dict:
-    """The task's splits from the hub (``data`` None) or from a local folder laid out like it, as pandas."""
-    import datasets
-
-    if data is None:
-        try:
-            loaded = datasets.load_dataset(HUB_ETHICS, task.name)
-        except Exception as exc:  # no network, or the hub changed: say which
-            raise RecipesError(f"cannot load {HUB_ETHICS} ({task.name}) from the hub ({str(exc).splitlines()[0][:120]})"
-                               ": pass --data with a local copy of the archive") from None
-        return {name: split.to_pandas() for name, split in loaded.items()}
-    found = {}
-    for path in sorted(Path(data, task.name).glob("*.parquet")):
-        found.setdefault(path.name.split("-")[0], []).append(str(path))
-    if not found:
-        raise RecipesError(f"no {task.name}/*.parquet in {data}: lay it out as the hub's {HUB_ETHICS}")
-    loaded = datasets.load_dataset("parquet", data_files=found)
-    return {name: split.to_pandas() for name, split in loaded.items()}
-
-
-def _load_hub_layout(task: Task, data, split: str) -> LabelledTexts:
-    splits = _hub_splits(task, data)
-    if "train" not in splits:
-        raise RecipesError(f"{task.name}: the {'hub' if data is None else data} copy has no training split")
-    if split not in splits:
-        raise RecipesError(f"{task.name}: no '{split}' split in the {'hub' if data is None else data} copy (it has "
-                           f"{', '.join(splits)}): its 'test' is the leaderboard's Test column, 'test_hard' its "
-                           "Hard Test column")
-    text, pair, label, _ = HUB_COLUMNS[task.name]
-    out = {}
-    for name in ("train", split):
-        frame = splits[name]
-        texts = list(zip(frame[text], frame[pair])) if pair else list(frame[text])
-        out["train" if name == "train" else "test"] = (texts, [str(int(v)) for v in frame[label]])
-    return LabelledTexts(out, LABELS, f"hub:{HUB_ETHICS}/{task.name}" if data is None else str(data))
-
-
-def _words(text) -> set[str]:
-    text = " ".join(text) if isinstance(text, tuple) else text
-    return set(text.lower().split())
-
-
-def train_groups(task: Task, texts: list) -> list:
-    """A group id per training row: the rows of a group vary one scenario, so they stay on one side.
-
-    deontology: the scenario (the pair's first text); virtue: the sentence before [SEP]; justice: runs of
-    consecutive rows whose neighbours share at least 30% of their words (Jaccard), as its files keep the
-    variants of a scenario together, joined where two runs share a sentence; utilitarianism: pairs whose
-    scenarios open with the same sentence ("I built a sandcastle with my nephew." with and without a second
-    sentence); commonsense: each row alone.
-    """
-    if task.name in ("deontology", "virtue"):
-        return [t[0] if isinstance(t, tuple) else t.rpartition("[SEP]")[0].strip() for t in texts]
-    if task.name == "justice":
-        groups, current, previous = [], 0, None
-        for text in texts:
-            words = _words(text)
-            if previous is not None and len(words & previous) / max(len(words | previous), 1) < 0.3:
-                current += 1
-            groups.append(current)
-            previous = words
-        return _merge_sharing(groups, [[t if isinstance(t, str) else tuple(t)] for t in texts])
-    if task.name == "utilitarianism":
-        return _merge_sharing(list(range(len(texts))), [{_opening(a), _opening(b)} for a, b in texts])
-    return list(range(len(texts)))
-
-
-def _opening(scenario: str) -> str:
-    """A scenario's first sentence, lower-cased, without its final punctuation."""
-    return re.split(r"(?<=[.!?])\s", scenario.strip(), maxsplit=1)[0].rstrip(".!? ").lower()
-
-
-def _merge_sharing(groups: list, keys: list) -> list:
-    """One group for the groups whose rows share a key (a sentence): it would otherwise sit on both sides."""
-    parent = list(range(max(groups, default=-1) + 1))
-
-    def root(g: int) -> int:
-        while parent[g] != g:
-            parent[g] = parent[parent[g]]
-            g = parent[g]
-        return g
-
-    first_group: dict = {}
-    for row_keys, group in zip(keys, groups):
-        for key in row_keys:
-            if key in first_group:
-                parent[root(group)] = root(first_group[key])
-            else:
-                first_group[key] = group
-    return [root(g) for g in groups]
-
-
-def group_split(texts: list, labels: list, groups: list, fraction: float, seed: int):
-    """Hold out ``fraction`` of the groups (never part of one); return (train, validation) as (texts, labels,
-    groups), each in file order."""
-    if not 0 < fraction < 1:
-        raise RecipesError(f"--val-fraction must be between 0 and 1, got {fraction}")
-    distinct = list(dict.fromkeys(groups))
-    rng = np.random.default_rng(seed)
-    held = set(rng.permutation(len(distinct))[: max(1, round(fraction * len(distinct)))].tolist())
-    held = {distinct[i] for i in held}
-    sides = ([], [], []), ([], [], [])
-    for text, label, group in zip(texts, labels, groups):
-        side = sides[group in held]
-        side[0].append(text)
-        side[1].append(label)
-        side[2].append(group)
-    return sides
-
-
-def group_exact_match(correct: list[bool], groups: list) -> float:
-    """The share of groups whose rows are all correct (groups of any size, given by id)."""
-    right: dict = {}
-    for ok, group in zip(correct, groups):
-        right[group] = right.get(group, True) and bool(ok)
-    return float(np.mean(list(right.values())))
-
-
-def _file_order(path: Path, task: Task) -> tuple[list, list[str]]:
-    """The test rows in file order (groups are consecutive rows), read with pandas."""
-    import pandas as pd
-
-    table = pd.read_csv(path, keep_default_na=False, dtype=str)
-    missing = {task.columns.text, task.columns.label, task.columns.pair} - {None} - set(table.columns)
-    if missing:
-        raise RecipesError(f"{path}: no column(s) {', '.join(sorted(missing))} (has: {', '.join(table.columns)})")
-    bad = [i for i, v in enumerate(table[task.columns.label]) if str(v).strip() not in LABELS]
-    if bad:
-        raise RecipesError(f"{path}:{bad[0] + 2}: label {table[task.columns.label][bad[0]]!r} is not 0 or 1")
-    first = list(table[task.columns.text])
-    texts = list(zip(first, table[task.columns.pair])) if task.columns.pair else first
-    return texts, [str(v).strip() for v in table[task.columns.label]]
-
-
-def _virtue_pair(text: str) -> tuple[str, str]:
-    sentence, sep, trait = text.rpartition("[SEP]")
-    if not sep:
-        raise RecipesError(f"virtue row without ' [SEP] trait': {text[:60]!r}")
-    return sentence.strip(), trait.strip()
-
-
-def exact_match(correct: list[bool], group: int) -> float:
-    """Return the share of consecutive groups of ``group`` rows that are all correct (a partial last group
-    is left out)."""
-    n = len(correct) // group
-    if n == 0:
-        raise RecipesError(f"exact match needs at least one full group of {group} rows, got {len(correct)}")
-    return float(np.asarray(correct[: n * group]).reshape(n, group).all(axis=1).mean())
-
-
-def score_task(task: Task, predicted: list[str], truth: list[str]) -> dict:
-    """Accuracy, and exact match where the task has groups, of test predictions in file order."""
-    correct = [p == t for p, t in zip(predicted, truth)]
-    result = {"accuracy": float(np.mean(correct)), "n": len(correct)}
-    if task.group:
-        result["exact_match"] = exact_match(correct, task.group)
-        result["groups"] = len(correct) // task.group
-    return result
-
-
-def read_pairs(path: Path) -> list[tuple[str, str]]:
-    """Read utilitarianism's header-less two-column CSV: (more pleasant, less pleasant) per row."""
-    import pandas as pd
-
-    if not path.is_file():
-        raise RecipesError(f"no {path}: point --data at a folder laid out like the ETHICS archive")
-    try:
-        table = pd.read_csv(path, header=None, keep_default_na=False, dtype=str)
-    except (pd.errors.EmptyDataError, pd.errors.ParserError) as exc:
-        raise RecipesError(f"{path}: not two comma-separated columns ({str(exc).splitlines()[0][:120]}): use the "
-                           "archive's file") from None
-    if table.shape[1] != 2:
-        raise RecipesError(f"{path}: expected two columns (more pleasant, less pleasant), got {table.shape[1]}")
-    return list(zip(table[0], table[1]))
+from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.studies.ethics_data import (
+    TASKS, Task, get_task, group_exact_match, is_hub_layout, load_ethics, load_pairs, score_task, split_pairs,
+    task_file,
+)
+from ktrain_recipes.studies.ethics_ranker import rank_pairs, train_ranker
 
 
 def run_ethics(task_name: str, config: RecipeConfig, split: str = "test") -> dict:
@@ -310,7 +43,7 @@ def run_ethics(task_name: str, config: RecipeConfig, split: str = "test") -> dic
 def _run_classification(task: Task, config: RecipeConfig, split: str) -> dict:
     from ktrain_recipes.inference.prediction import classify
     from ktrain_recipes.training.recipe import run_recipe
-    from ktrain_recipes.inference.loading import load_checked_predictor
+    from ktrain_recipes.predictor.loading import load_checked_predictor
 
     ds = load_ethics(task, config.data, split, config.val_fraction, config.seed)
     val_texts, val_truth = ds.splits["validation"]
@@ -322,45 +55,34 @@ def _run_classification(task: Task, config: RecipeConfig, split: str) -> dict:
     else:
         groups = ds.groups
 
+    test_texts, test_truth = ds.splits["test"]
+
     def per_epoch(predictor) -> dict:
         from ktrain_recipes.data.loading import sample
 
         texts, truth = sample(val_texts, val_truth, config.eval_limit, config.seed)
         correct = [p == t for p, t in zip(classify(predictor, texts), truth)]
-        return {"val_accuracy": float(np.mean(correct)), "val_exact_match": group_exact_match(correct, groups)}
+        scores = {"val_accuracy": float(np.mean(correct)), "val_exact_match": group_exact_match(correct, groups)}
+        # The test rows are scored too, as if each epoch's weights were kept: ``chosen_epoch`` picks an epoch
+        # by validation alone, and only that epoch's test figure is reported.
+        test = score_task(task, classify(predictor, test_texts), test_truth)
+        return {**scores, **{f"test_{k}": v for k, v in test.items() if k in ("accuracy", "exact_match")}}
 
     metrics = run_recipe(config, dataset=ds, per_epoch=per_epoch)
     predictor = load_checked_predictor(config.with_defaults().out)
     texts, truth = ds.splits["test"]
     result = score_task(task, classify(predictor, texts), truth)
+    curve = metrics.get("per_epoch", [])
     return {**result, "n_train": metrics["n_train"], "epochs": metrics["settings"]["epochs"],
-            "val_accuracy": metrics["accuracy"],
-            "val_per_epoch": metrics.get("per_epoch", []), "train_seconds": metrics["train_seconds"],
+            "val_accuracy": metrics["accuracy"], "chosen": chosen_epoch(curve, "val_exact_match"),
+            "val_per_epoch": curve, "train_seconds": metrics["train_seconds"],
             "settings": {k: metrics["settings"][k] for k in ("lr", "batch_size", "epochs", "weight_decay",
                                                               "average_last", "class_weight", "seed")}}
 
 
-def load_pairs(task: Task, data, split: str) -> tuple[list, list]:
-    """utilitarianism's (more pleasant, less pleasant) pairs: train and ``split``, from the archive or the hub."""
-    if data is None or is_hub_layout(data):
-        splits = _hub_splits(task, data)
-        if split not in splits:
-            raise RecipesError(f"utilitarianism: no '{split}' split (it has {', '.join(splits)})")
-        first, second = HUB_COLUMNS["utilitarianism"][:2]
-        return [list(zip(splits[s][first], splits[s][second])) for s in ("train", split)]
-    return [read_pairs(task_file(data, task, s)) for s in ("train", split)]
-
-
-def split_pairs(pairs: list[tuple[str, str]], fraction: float, seed: int) -> tuple[list, list]:
-    """utilitarianism's validation: hold out ``fraction`` of the groups of pairs that share an opening sentence."""
-    groups = train_groups(get_task("utilitarianism"), pairs)
-    (train, _, _), (val, _, _) = group_split(pairs, [0] * len(pairs), groups, fraction, seed)
-    return train, val
-
-
 def _run_utilitarianism(task: Task, config: RecipeConfig, split: str) -> dict:
     from ktrain_recipes.data.loading import sample
-    from ktrain_recipes.inference.saving import staged_predictor
+    from ktrain_recipes.predictor.staging import staged_predictor
 
     config = config.with_defaults()
     with staged_predictor(config.out, config.overwrite) as stage:  # --out is checked before training
@@ -370,7 +92,7 @@ def _run_utilitarianism(task: Task, config: RecipeConfig, split: str) -> dict:
             train = sample(train, [0] * len(train), config.limit, config.seed)[0]
         if config.eval_limit:
             val = sample(val, [0] * len(val), config.eval_limit, config.seed)[0]
-        scorer, info = train_ranker(config, train, val)
+        scorer, info = train_ranker(config, train, val, test)
         right = rank_pairs(scorer, info["tokenizer"], info["maxlen"], test)
         scorer.save_pretrained(stage.path)
         info["tokenizer"].save_pretrained(stage.path)
@@ -378,75 +100,18 @@ def _run_utilitarianism(task: Task, config: RecipeConfig, split: str) -> dict:
                                                  "model_id": config.model, "per_epoch": info["per_epoch"],
                                                  "train_seconds": info["train_seconds"]}, kind="ranker")
     return {"accuracy": float(np.mean(right)), "n": len(right), "n_train": len(train), "epochs": config.epochs,
-            "val_per_epoch": info["per_epoch"], "train_seconds": info["train_seconds"],
+            "chosen": chosen_epoch(info["per_epoch"], "val_ranked_right"), "val_per_epoch": info["per_epoch"],
+            "train_seconds": info["train_seconds"],
             "settings": {k: getattr(config, k) for k in ("lr", "batch_size", "epochs", "weight_decay", "seed")}}
 
 
-def train_ranker(config: RecipeConfig, pairs: list[tuple[str, str]], val: list[tuple[str, str]] | None = None):
-    """Fine-tune a one-output model so that it scores the first scenario of each pair above the second.
-
-    The loss is the paper's: binary cross-entropy on score(first) - score(second), with AdamW when
-    ``config.weight_decay`` is set (the paper's 0.01), the rate decaying linearly to 0. With ``val``, the
-    share of validation pairs ranked right is printed after every epoch. Returns the scoring model and what
-    scoring needs (tokenizer, maxlen), the per-epoch validation figures and the training seconds.
-    """
-    import tensorflow as tf
-    from transformers import TFAutoModelForSequenceClassification
-
-    from ktrain_recipes.data.maxlen import load_tokenizer, resolve_maxlen
-    from ktrain_recipes.models import resolve_model
-    from ktrain_recipes.training.train import set_seed
-
-    set_seed(config.seed)
-    path = resolve_model(config.model)
-    tokenizer = load_tokenizer(path)
-    maxlen = resolve_maxlen(config.maxlen, tokenizer, [a for a, _ in pairs] + [b for _, b in pairs])
-    scorer = TFAutoModelForSequenceClassification.from_pretrained(path, num_labels=1)
-    first, second = (_encode(tokenizer, [p[i] for p in pairs], maxlen) for i in (0, 1))
-
-    class Ranker(tf.keras.Model):
-        def __init__(self, scorer):
-            super().__init__()
-            self.scorer = scorer  # an attribute, so that Keras trains its weights
-
-        def call(self, inputs, training=False):
-            a, b = inputs
-            return self.scorer(a, training=training).logits[:, 0] - self.scorer(b, training=training).logits[:, 0]
-
-    steps = -(-len(pairs) // config.batch_size) * config.epochs
-    rate = tf.keras.optimizers.schedules.PolynomialDecay(config.lr, steps, 0.0)  # linear decay to 0
-    ranker = Ranker(scorer)
-    optimizer = (tf.keras.optimizers.AdamW(rate, weight_decay=config.weight_decay) if config.weight_decay
-                 else tf.keras.optimizers.Adam(rate))
-    ranker.compile(optimizer=optimizer, loss=tf.keras.losses.BinaryCrossentropy(from_logits=True))
-    per_epoch: list[dict] = []
-
-    class RankedRight(tf.keras.callbacks.Callback):
-        def on_epoch_end(self, epoch, logs=None):
-            if val:
-                share = float(np.mean(rank_pairs(scorer, tokenizer, maxlen, val)))
-                per_epoch.append({"epoch": epoch + 1, "val_ranked_right": share})
-                print(f"epoch {epoch + 1}: val_ranked_right {share:.4f}")
-
-    start = time.perf_counter()
-    ranker.fit((first, second), np.ones(len(pairs), np.float32), batch_size=config.batch_size, epochs=config.epochs,
-               shuffle=True, callbacks=[tf.keras.callbacks.TerminateOnNaN(), RankedRight()])
-    return scorer, {"tokenizer": tokenizer, "maxlen": maxlen, "per_epoch": per_epoch,
-                    "train_seconds": time.perf_counter() - start}
-
-
-def _encode(tokenizer, texts: list[str], maxlen: int) -> dict:
-    enc = tokenizer(list(texts), padding="max_length", truncation=True, max_length=maxlen, return_tensors="np")
-    return {k: v.astype(np.int32) for k, v in enc.items()}
-
-
-def rank_pairs(scorer, tokenizer, maxlen: int, pairs: list[tuple[str, str]], batch_size: int = 64) -> list[bool]:
-    """Return, for each pair, whether the model scores its first scenario above its second."""
-    scores = []
-    for i in (0, 1):
-        enc = _encode(tokenizer, [p[i] for p in pairs], maxlen)
-        scores.append(scorer.predict(enc, batch_size=batch_size, verbose=0).logits[:, 0])
-    return list(scores[0] > scores[1])
+def chosen_epoch(curve: list[dict], key: str) -> dict | None:
+    """The epoch whose validation ``key`` is highest (the earliest on a tie), with everything recorded for it:
+    the test figures of the weights validation would keep."""
+    scored = [row for row in curve if key in row]
+    if not scored:
+        return None
+    return max(scored, key=lambda row: (row[key], -row.get("epoch", 0)))
 
 
 def write_result(result: dict, path: str | os.PathLike) -> None:

@@ -16,34 +16,40 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from ktrain_recipes.config import RecipeConfig
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.inference.saving import read_manifest, read_metrics
+from ktrain_recipes.predictor.manifest import read_manifest, read_metrics
 
 
 @dataclass
 class DistillSettings:
-    """What distillation adds to a RecipeConfig (whose ``model`` is then ignored)."""
+    """What distillation adds to a RecipeConfig (whose ``model`` is then ignored); checked when made."""
 
-    teacher: str
-    layers: int = 3
-    student: str | None = None  # None: the teacher's pretrained checkpoint, cut to ``layers``
-    temperature: float = 2.0
-    alpha: float = 0.5
+    teacher: str = field(metadata={"help": "a predictor folder written by train"})
+    layers: int = field(default=3, metadata={"help": "encoder layers of the student (every other teacher layer)"})
+    student: str | None = field(default=None, metadata={
+        "help": "pretrained checkpoint to cut (default: the one the teacher was fine-tuned from)", "parse": str})
+    temperature: float = field(default=2.0, metadata={"help": "softens the teacher's probabilities"})
+    alpha: float = field(default=0.5, metadata={
+        "help": "weight of the true labels in the loss (1: labels alone, no teacher)"})
+
+    def __post_init__(self) -> None:
+        self.check()  # a bad setting fails where it is written, before any data or model loads
 
     def check(self) -> None:
         """Raise RecipesError for settings out of range."""
-        if self.layers < 1:
-            raise RecipesError(f"--layers must be at least 1, got {self.layers}")
-        if not (math.isfinite(self.temperature) and self.temperature > 0):
+        if not isinstance(self.layers, int) or isinstance(self.layers, bool) or self.layers < 1:
+            raise RecipesError(f"--layers must be a whole number of at least 1, got {self.layers}")
+        if not (isinstance(self.temperature, (int, float)) and math.isfinite(self.temperature)
+                and self.temperature > 0):
             raise RecipesError(f"--temperature must be a finite number above 0 (2 to 4 is usual), got "
                                f"{self.temperature}")
-        if not 0 <= self.alpha <= 1:
+        if not (isinstance(self.alpha, (int, float)) and 0 <= self.alpha <= 1):
             raise RecipesError(f"--alpha must be between 0 and 1, got {self.alpha}")
 
 
@@ -194,7 +200,7 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     from ktrain.utils import get_default_optimizer
 
     from ktrain_recipes.training.batching import bucket_batches
-    from ktrain_recipes.inference.loading import load_checked_predictor
+    from ktrain_recipes.predictor.loading import load_checked_predictor
     from ktrain_recipes.training.recipe import start_run, train_and_save
     from ktrain_recipes.training.train import set_seed
 

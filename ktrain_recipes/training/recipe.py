@@ -17,7 +17,7 @@ from ktrain_recipes.data.maxlen import load_tokenizer, resolve_maxlen
 from ktrain_recipes.models import get_spec, resolve_model
 from ktrain_recipes.plots import plot_confusion_matrix, save_figure
 from ktrain_recipes.inference.prediction import classify
-from ktrain_recipes.inference.saving import check_out_dir, check_space, staged_predictor
+from ktrain_recipes.predictor.staging import check_out_dir, check_space, staged_predictor
 from ktrain_recipes.inference.timing import time_inference
 from ktrain_recipes.training.train import (
     Checkpoint, fit_with_checkpoint, optimizer_steps, set_seed, steady_examples_per_s

@@ -6,7 +6,7 @@ preprocessor from files that hold no code (``config.json``, the weights, the tok
 names and maxlen from ``manifest.json``); the pickle is read only when a caller asks for it by name
 (``unpickle_preproc=True``, the CLI's ``--unpickle-preproc``), for a folder they trust.
 
-Saves replace a folder with two renames (``saving.swap_into_place``), so a reader racing a writer could see
+Saves replace a folder with two renames (``swaps.swap_into_place``), so a reader racing a writer could see
 the folder missing, or read some files of one save and some of the next. ``load_consistent`` reads the
 manifest, loads, then checks that the manifest is still the same one (every save has a fresh ``save_id``);
 if a save happened meanwhile it loads again. A load gives one whole predictor or a one-line error.
@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.inference.saving import manifest_digest, read_manifest, swap_in_progress
+from ktrain_recipes.predictor.manifest import manifest_digest, read_manifest
+from ktrain_recipes.predictor.swaps import swap_in_progress
 
 T = TypeVar("T")
 PREPROC_PICKLE = "tf_model.preproc"
@@ -30,7 +31,7 @@ def load_consistent(folder: str | os.PathLike, load: Callable[[Path, dict], T], 
                     timeout: float = 30.0) -> T:
     """Call ``load(folder, manifest)`` so that everything it read came from one save of ``folder``.
 
-    The manifest is checked (``saving.read_manifest``), ``load`` runs, and the manifest is read again: if
+    The manifest is checked (``manifest.read_manifest``), ``load`` runs, and the manifest is read again: if
     another save replaced the folder meanwhile, or the folder is between the two renames of a save, the
     load is retried (for up to ``timeout`` seconds). An error that is not caused by a save is raised as is.
     """
@@ -72,7 +73,8 @@ def is_ranker(manifest: dict) -> bool:
     return manifest.get("kind") == "ranker" or manifest.get("label_names") == ["score"]
 
 
-def _refuse_ranker(folder: Path, manifest: dict) -> None:
+def refuse_ranker(folder: Path, manifest: dict) -> None:
+    """Raise a one-line error for a ranker folder where a classifier is needed (it says how to use a ranker)."""
     if is_ranker(manifest):
         raise RecipesError(f"'{folder}' is an ETHICS utilitarianism ranker (one pleasantness score per text), not a "
                            "classifier: load it with transformers' TFAutoModelForSequenceClassification.from_pretrained"
@@ -91,7 +93,7 @@ def load_checked_predictor(folder: str | os.PathLike, batch_size: int = 32, stri
         rebuilding the preprocessor. A pickle runs code when read: only for folders you trust.
     """
     def load(folder: Path, manifest: dict):
-        _refuse_ranker(folder, manifest)
+        refuse_ranker(folder, manifest)
         if unpickle_preproc:
             return _load_with_pickle(folder, batch_size)
         return _rebuild_predictor(folder, manifest, batch_size)

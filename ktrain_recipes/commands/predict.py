@@ -1,0 +1,62 @@
+"""``ktrain-recipes predict``: classify texts (arguments or a file) with a saved predictor."""
+
+import sys
+
+from ktrain_recipes.commands.flags import add_loading_flags
+from ktrain_recipes.errors import RecipesError
+
+HELP = "classify texts with a saved predictor"
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--predictor", required=True, help="a predictor folder written by train")
+    p.add_argument("texts", nargs="*", metavar="TEXT", help="texts to classify")
+    p.add_argument("--input", help="a file to classify, read in chunks: .txt (one text per line), or .csv, .jsonl or "
+                                   ".parquet with a text column")
+    p.add_argument("--chunk-size", type=int, default=10_000, help="texts read, classified and written at a time")
+    p.add_argument("--engine", default="local", choices=["local", "ray"],
+                   help="local: this process; ray: Ray Data, the int8 model in an actor pool (see README)")
+    p.add_argument("--ray-address", help="a Ray cluster's address (default: a local Ray on this machine's CPUs)")
+    p.add_argument("--encoding", default="utf-8", help="the --input file's text encoding")
+    p.add_argument("--pair-column", help="classify sentence pairs: the .csv column holding each text's second part")
+    p.add_argument("--proba", action="store_true", help="also give each label's probability")
+    p.add_argument("--format", default="text", choices=["text", "json", "csv"],
+                   help="text: label TAB text per line (tabs/newlines escaped); json: a list of records; "
+                        "csv: the input's columns plus label and one probability column per label; an --output "
+                        "ending in .parquet or .jsonl is written in that format")
+    p.add_argument("--output", help="write to this file instead of the screen")
+    add_loading_flags(p)
+
+
+def uses_tensorflow(args) -> bool:
+    return not (args.int8 or args.engine == "ray")
+
+
+def run(args) -> None:
+    from ktrain_recipes.inference.output import write_predictions
+    from ktrain_recipes.inference.prediction import classify, open_predictor
+
+    if bool(args.texts) == bool(args.input):
+        raise RecipesError("give either TEXT arguments or --input FILE (one of them)")
+    if args.engine == "ray":
+        from ktrain_recipes.inference.ray_scoring import predict_with_ray
+
+        if not args.input or not args.output:
+            raise RecipesError("--engine ray reads --input and writes --output: give both")
+        n = predict_with_ray(args.predictor, args.input, args.output, args.format, args.proba, args.pair_column,
+                             address=args.ray_address, chunk_size=args.chunk_size)
+        print(f"{n} texts classified into {args.output}", file=sys.stderr)
+        return
+    if args.input:
+        from ktrain_recipes.inference.streaming import check_input, predict_file
+
+        check_input(args.input)  # before loading the model: its errors are the cheaper to find
+        predictor = open_predictor(args.predictor, args.int8, args.strict, unpickle_preproc=args.unpickle_preproc)
+        n = predict_file(predictor, args.input, args.output, args.format, args.proba, args.encoding,
+                         args.pair_column, args.chunk_size)
+        if args.output:
+            print(f"{n} texts classified into {args.output}", file=sys.stderr)
+        return
+    predictor = open_predictor(args.predictor, args.int8, args.strict, unpickle_preproc=args.unpickle_preproc)
+    probs = classify(predictor, args.texts, proba=True)
+    write_predictions(args.texts, probs, predictor.get_classes(), args.format, args.proba, args.output)

@@ -1,0 +1,23 @@
+"""``ktrain-recipes scale-bench``: a large corpus with the int8 model, in memory vs streaming vs Ray."""
+
+HELP = "a large corpus with the int8 model: in memory vs streaming vs Ray (local)"
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--predictor", required=True, help="a predictor folder with its int8 ONNX model (see export)")
+    p.add_argument("--data", help="emotion's folder (the corpus repeats its texts; default: $EMOTION_DATA)")
+    p.add_argument("--texts", type=int, default=1_000_000, help="texts in the streamed corpus")
+    p.add_argument("--in-memory", type=int, default=100_000, help="texts scored in memory (the first ones)")
+    p.add_argument("--ray-texts", type=int, default=100_000, help="texts scored by Ray in local mode (0: skip)")
+    p.add_argument("--work", default="runs/scale", help="where the corpus and the outputs go")
+    p.add_argument("--out", default="docs", help="where scale_bench.json goes")
+
+
+def uses_tensorflow(args) -> bool:
+    return False
+
+
+def run(args) -> None:
+    from ktrain_recipes.studies.scale_bench import run_scale_bench
+
+    run_scale_bench(args.predictor, args.data, args.texts, args.in_memory, args.ray_texts, args.work, args.out)

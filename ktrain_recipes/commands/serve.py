@@ -1,0 +1,23 @@
+"""``ktrain-recipes serve``: serve a saved predictor over HTTP."""
+
+from ktrain_recipes.commands.flags import add_flags, settings_from_args
+from ktrain_recipes.inference.service_settings import ServiceSettings
+
+HELP = "serve a saved predictor over HTTP: /predict, /health, /metadata, a web page"
+
+
+def add_arguments(p) -> None:
+    add_flags(p, ServiceSettings)
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (other than 127.0.0.1: no "
+                                                       "authentication, a warning is printed)")
+    p.add_argument("--port", type=int, default=8000, help="port to listen on")
+
+
+def uses_tensorflow(args) -> bool:
+    return args.backend == "ktrain"
+
+
+def run(args) -> None:
+    from ktrain_recipes.inference.service import serve
+
+    serve(settings_from_args(args, ServiceSettings), host=args.host, port=args.port)

@@ -1,0 +1,51 @@
+"""The model a service holds: a loaded predictor (int8 ONNX or ktrain), what names it, and its scores."""
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.inference.prediction import as_classifier
+from ktrain_recipes.predictor.manifest import ONNX_INT8, read_manifest, read_metrics
+
+
+@dataclass
+class LoadedModel:
+    """One loaded predictor: the classifier, what names it, and its manifest digest (to notice a new save)."""
+
+    classifier: Any
+    identity: dict
+    pairs: bool | None
+    digest: str
+    metrics: dict
+
+
+def load_model(folder: str | Path, backend: str = "auto", threads: int | None = None) -> LoadedModel:
+    """Load a saved predictor for serving: the int8 ONNX copy (``int8``), ktrain's (``ktrain``), or with
+    ``auto`` the int8 copy when the folder lists one."""
+    folder = Path(folder)
+    if backend == "auto":
+        backend = "int8" if ONNX_INT8 in read_manifest(folder)["files"] else "ktrain"
+    if backend == "int8":
+        from ktrain_recipes.inference.onnx_inference import load_int8_predictor
+
+        model = load_int8_predictor(folder, threads=threads)
+        identity, pairs = model.identity, model.pairs
+    else:
+        from ktrain_recipes.predictor.loading import load_checked_predictor, load_consistent
+        from ktrain_recipes.inference.onnx_inference import identity as make_identity
+
+        def load(folder: Path, manifest: dict):
+            return load_checked_predictor(folder), make_identity(folder, manifest, "ktrain"), manifest.get("pairs")
+
+        predictor, identity, pairs = load_consistent(folder, load)
+        model = as_classifier(predictor)
+    return LoadedModel(model, identity, pairs, identity["manifest_sha256"], read_scores(folder))
+
+
+def read_scores(folder: Path) -> dict:
+    try:
+        metrics = read_metrics(folder)
+    except RecipesError:
+        return {}
+    return {k: metrics.get(k) for k in ("accuracy", "macro_f1", "n", "split", "exact_match") if k in metrics}

@@ -1,0 +1,52 @@
+"""The rules every reader and writer of texts follows: what counts as a text to classify, and how a text is
+written on one line. The CLI, the streaming reader, Ray, the service and ``kr.classify`` all apply these."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from ktrain_recipes.errors import RecipesError
+
+
+def is_blank(text: str) -> bool:
+    """True for text with nothing to read: whitespace, NULs, zero-width and other invisible characters."""
+    return all(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Zs", "Zl", "Zp") for ch in text)
+
+
+def check_texts(texts) -> list:
+    """Validate prediction input: a string, or a non-empty sequence of strings (or of (text, text) pairs).
+
+    Empty texts, and texts made only of whitespace or invisible characters, are rejected rather than
+    given a meaningless label. Lists, tuples, pandas Series and numpy arrays are accepted.
+    """
+    if isinstance(texts, str):
+        texts = [texts]
+    if texts is None or isinstance(texts, (bytes, dict)) or not hasattr(texts, "__iter__"):
+        raise RecipesError("give at least one text to classify (a string or a list of strings)")
+    texts = list(texts)
+    if not texts:
+        raise RecipesError("give at least one text to classify (a string or a list of strings)")
+    for i, text in enumerate(texts):
+        parts = list(text) if isinstance(text, tuple) and len(text) == 2 else [text]
+        if isinstance(text, list) and len(text) == 2:  # a pair read back from JSON
+            parts, texts[i] = list(text), tuple(text)
+        for part in parts:
+            if not isinstance(part, str):
+                raise RecipesError(f"text {i} is a {type(part).__name__}, not a string: pass strings (or pairs "
+                                   "of strings) only")
+            if is_blank(part):
+                raise RecipesError(f"text {i} is empty or only whitespace/invisible characters: there is nothing "
+                                   "to classify")
+    if len({isinstance(t, tuple) for t in texts}) > 1:
+        raise RecipesError("mix of single texts and text pairs: give one kind")
+    return texts
+
+
+_LINE_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # what str.splitlines also breaks at
+
+
+def escape(text: str) -> str:
+    """Keep one prediction per line: tabs and newlines inside a text are written as \\t and \\n, and the other
+    characters that split lines (form feed, U+0085, U+2028, ...) as \\uXXXX."""
+    text = text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+    return "".join(f"\\u{ord(c):04x}" if c in _LINE_BREAKS else c for c in text)

@@ -1,0 +1,188 @@
+"""The manifest: what a predictor folder holds, with the sha256 of every file, checked on every load.
+
+``manifest.json`` records the label names, maxlen, package versions and the sha256 of every file. It covers
+the whole folder: a listed file that is missing, an unlisted file or an empty list is refused. The ONNX
+files are *derived* (``export`` makes them from ``tf_model.h5``): a bad one disables only the int8 path,
+and ``export`` repairs it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.predictor.swaps import recover
+from ktrain_recipes.versions import check_versions, package_versions
+
+MANIFEST = "manifest.json"
+METRICS = "metrics.json"
+FORMAT_VERSION = 1
+ONNX_FP32 = "model.onnx"
+ONNX_INT8 = "model.int8.onnx"
+DERIVED = (ONNX_FP32, ONNX_INT8)  # rebuilt by `export` from the model; never needed by the source model
+
+
+def _labels_digest(label_names: list[str], maxlen: int) -> str:
+    return hashlib.sha256(json.dumps([label_names, maxlen]).encode()).hexdigest()
+
+
+def write_manifest(folder: Path, label_names: list[str], maxlen: int, metrics: dict, **extra) -> None:
+    """Write manifest.json: labels, maxlen, versions, headline metrics and the sha256 of every file.
+
+    ``extra`` adds keys (``kind``, ``pairs``, ``onnx_inputs``). Every save gets a fresh ``save_id``, so two
+    saves never have the same manifest (a loader compares manifests to see that no save happened meanwhile).
+    """
+    files = {p.name: sha256_file(p) for p in sorted(folder.iterdir()) if p.is_file() and p.name != MANIFEST}
+    manifest = {
+        "format_version": FORMAT_VERSION,
+        "save_id": uuid.uuid4().hex,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "label_names": label_names,
+        "maxlen": maxlen,
+        "labels_sha256": _labels_digest(label_names, maxlen),
+        "model_id": metrics.get("model_id"),
+        "versions": package_versions(),
+        "metrics": {k: metrics.get(k) for k in ("accuracy", "macro_f1", "n")},
+        "files": files,
+        **extra,
+    }
+    write_json_atomic(folder / MANIFEST, manifest)
+
+
+def write_json_atomic(path: Path, content) -> None:
+    """Write JSON through a temporary file and a rename, so the file is never half-written."""
+    tmp = path.with_name(f".{path.name}.partial")
+    tmp.write_text(json.dumps(content, indent=2, default=_jsonable, allow_nan=False))
+    os.replace(tmp, path)
+
+
+def sha256_file(path: Path) -> str:
+    """Return the hex sha256 of a file, read in 1 MB blocks (predictor weights are ~100 MB)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _jsonable(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return str(value)
+
+
+def read_manifest(folder: str | os.PathLike, strict: bool = False) -> dict:
+    """Check a predictor folder against its manifest and return the manifest.
+
+    Raises RecipesError naming the problem: no such folder, a corrupt manifest, an empty file list, a
+    listed file missing or edited, a file the manifest does not list. The derived ONNX files are only
+    checked for being listed here; ``check_derived`` checks their hashes when the int8 path is used.
+    Other minor versions of TensorFlow/transformers/ktrain warn, or with ``strict`` raise.
+    The returned dict holds ``_digest``, the sha256 of the manifest's bytes as read.
+    """
+    folder = Path(folder)
+    recover(folder)
+    if folder.exists() and not folder.is_dir():
+        raise RecipesError(f"'{folder}' is not a folder: pass the predictor folder (the --out of a train run)")
+    if not folder.is_dir():
+        raise RecipesError(f"predictor folder '{folder}' does not exist: pass the --out folder of a train run")
+    manifest = _load_manifest(folder)
+    check_versions(str(folder), manifest.get("versions", {}), strict)
+    listed = manifest["files"]
+    present = {p.name for p in folder.iterdir()} - {MANIFEST}
+    unlisted = sorted(present - set(listed))
+    if unlisted:
+        raise RecipesError(f"'{folder}' holds {unlisted[0]!r}, which its manifest does not list (files may only "
+                           "be added by our commands): remove it, or re-save the predictor")
+    for name, digest in listed.items():
+        if name in DERIVED:
+            continue
+        if not (folder / name).is_file():
+            raise RecipesError(f"'{folder}' is missing {name}: the predictor is incomplete, re-run train")
+        if sha256_file(folder / name) != digest:
+            raise RecipesError(f"'{folder}/{name}' does not match its checksum (corrupt or edited): re-run train")
+    return manifest
+
+
+def check_derived(folder: str | os.PathLike, manifest: dict, name: str) -> Path:
+    """Check one derived (ONNX) file against the manifest; return its path. A bad one says how to repair it."""
+    folder = Path(folder)
+    repair = f"`ktrain-recipes export --predictor {folder}` rebuilds it from the model"
+    if name not in manifest["files"]:
+        raise RecipesError(f"'{folder}' has no {name}: {repair}")
+    path = folder / name
+    if not path.is_file() or sha256_file(path) != manifest["files"][name]:
+        raise RecipesError(f"'{path}' is missing or does not match its checksum (damaged): {repair}")
+    return path
+
+
+def manifest_digest(folder: str | os.PathLike) -> str | None:
+    """The sha256 of a folder's manifest.json as it is now, or None when there is none (e.g. mid-swap)."""
+    try:
+        return hashlib.sha256((Path(folder) / MANIFEST).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _load_manifest(folder: Path) -> dict:
+    corrupt = f"'{folder}/{MANIFEST}' is corrupt: re-run train to recreate the predictor"
+    try:
+        raw = (folder / MANIFEST).read_bytes()
+        manifest = json.loads(raw)
+    except FileNotFoundError:
+        raise RecipesError(f"'{folder}' has no {MANIFEST}: it is not a predictor saved by ktrain_recipes") from None
+    except IsADirectoryError:
+        raise RecipesError(corrupt) from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise RecipesError(corrupt) from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+        raise RecipesError(corrupt)
+    if not manifest["files"] or not all(isinstance(v, str) for v in manifest["files"].values()):
+        raise RecipesError(f"{corrupt} (its file list is empty or malformed, so nothing could be checked)")
+    manifest["_digest"] = hashlib.sha256(raw).hexdigest()
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise RecipesError(
+            f"'{folder}' was saved in predictor format {manifest.get('format_version')}, this version reads "
+            f"format {FORMAT_VERSION}: upgrade ktrain_recipes or re-train"
+        )
+    root = folder.resolve()
+    for name in manifest["files"]:
+        inside = (folder / name).resolve()
+        if Path(name).is_absolute() or ".." in Path(name).parts or inside.parent != root:
+            raise RecipesError(f"{corrupt} (entry {name!r} points outside the folder)")
+    labels, maxlen = manifest.get("label_names"), manifest.get("maxlen")
+    if manifest.get("labels_sha256") != _labels_digest(labels, maxlen):
+        raise RecipesError(f"{corrupt} (its label names or maxlen were edited)")
+    return manifest
+
+
+def read_metrics(folder: str | os.PathLike) -> dict:
+    """Return a predictor folder's metrics.json: scores, timings, what the run used (its ``settings``).
+
+    Raises RecipesError when there is none or it is not JSON. It is not checked against the manifest here:
+    ``read_manifest`` does that for a whole folder.
+    """
+    path = Path(folder) / METRICS
+    try:
+        metrics = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise RecipesError(f"'{folder}' has no {METRICS}: pass a predictor folder written by train") from None
+    except (OSError, ValueError) as exc:
+        raise RecipesError(f"'{path}' is not readable JSON ({exc}): re-run train to recreate it") from None
+    if not isinstance(metrics, dict):
+        raise RecipesError(f"'{path}' is not a metrics.json of ktrain_recipes: re-run train to recreate it")
+    return metrics
+
+
+def folder_size_mb(folder: str | os.PathLike, pattern: str = "*") -> float:
+    """Return the size of the files in a folder matching pattern, in MB."""
+    return sum(p.stat().st_size for p in Path(folder).glob(pattern) if p.is_file()) / 1e6

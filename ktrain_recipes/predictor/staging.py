@@ -1,0 +1,152 @@
+"""Checked saves: every writer of a predictor folder saves through ``staged_predictor``.
+
+What ktrain's ``predictor.save`` lacks, and this adds: atomic replacement (``swaps``), a manifest of hashes
+(``manifest``), and ``--overwrite`` that replaces only a predictor of ours (it has a manifest) or an empty
+folder, never data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.predictor.manifest import MANIFEST, METRICS, write_json_atomic, write_manifest
+from ktrain_recipes.predictor.swaps import check_writable, recover, restage, stage_dir, swap_into_place
+
+
+def check_out_dir(out: str | os.PathLike, overwrite: bool = False) -> Path:
+    """Check, before any training, that ``out`` can receive a predictor; return it as a Path.
+
+    A non-empty ``out`` is refused unless ``overwrite`` is set, and even then only when it holds a
+    predictor saved by ktrain_recipes (a manifest): a data folder or a home folder is never replaced.
+    """
+    out = Path(out)
+    recover(out)
+    if out.exists() and not out.is_dir():
+        raise RecipesError(f"--out '{out}' is a file: choose a folder name")
+    if out.is_dir() and any(out.iterdir()):
+        if not overwrite:
+            raise RecipesError(f"--out '{out}' exists and is not empty: choose another folder or pass --overwrite")
+        if not (out / MANIFEST).is_file():
+            some = ", ".join(sorted(p.name for p in out.iterdir())[:5])
+            raise RecipesError(f"--out '{out}' is not a predictor saved by ktrain_recipes (it holds {some}): "
+                               "--overwrite only replaces predictors; choose another folder")
+    check_writable(out.parent)
+    return out
+
+
+def check_space(out: str | os.PathLike, params: int) -> None:
+    """Refuse, before training, an ``--out`` whose disk cannot hold the run's files: the best epoch's
+    checkpoint and the staged predictor (float32 weights each) while the old predictor is still there.
+    A disk that fills during a save makes h5py crash the process instead of raising."""
+    parent = Path(out).absolute().parent
+    needed = 2 * 4 * params + (2 << 20)  # checkpoint + staged weights, plus tokenizer, plots, JSON
+    free = shutil.disk_usage(parent).free
+    if free < needed:
+        raise RecipesError(f"only {free / 1e6:.1f} MB free where --out '{out}' goes; this model needs about "
+                           f"{needed / 1e6:.1f} MB there (checkpoint and staged predictor): free some space or "
+                           "choose another --out")
+
+
+class Stage:
+    """A predictor being written: files go to ``path``; a ``commit_*`` method swaps the folder in at ``out``.
+
+    Made by ``staged_predictor``, which removes ``path`` if the block ends without a commit.
+    """
+
+    def __init__(self, out: Path, overwrite: bool, path: Path):
+        self.out, self.overwrite, self.path, self.committed = out, overwrite, path, False
+
+    def commit_predictor(self, predictor, metrics: dict) -> Path:
+        """Save a ktrain predictor (``predictor.save``) with metrics.json and a manifest, and swap it in."""
+        check_preproc_describes_model(predictor)
+        predictor.save(str(self.path))
+        classes = list(predictor.get_classes())
+        add_label_names(self.path, classes)
+        return self.commit(classes, int(predictor.preproc.maxlen), metrics, kind="classifier",
+                           pairs=metrics.get("pairs"))
+
+    def commit(self, label_names: list[str], maxlen: int, metrics: dict, **extra) -> Path:
+        """Write metrics.json and the manifest over the files already in ``path``, then swap it in."""
+        write_json_atomic(self.path / METRICS, metrics)
+        write_manifest(self.path, label_names, maxlen, metrics, **extra)
+        return self.commit_manifest()
+
+    def commit_manifest(self, manifest: dict | None = None) -> Path:
+        """Swap ``path`` in at ``out`` (writing ``manifest`` first when given): the folder's last step."""
+        if manifest is not None:
+            write_json_atomic(self.path / MANIFEST, manifest)
+        check_out_dir(self.out, self.overwrite)  # again: something may have appeared at --out while we trained
+        swap_into_place(self.path, self.out)
+        self.committed = True
+        return self.out
+
+
+@contextmanager
+def staged_predictor(out: str | os.PathLike, overwrite: bool = False, copy_of: Path | None = None,
+                     skip: tuple[str, ...] = ()) -> Iterator[Stage]:
+    """Reserve ``out``, stage a predictor beside it, and commit or clean up: every writer saves through this.
+
+    ``with staged_predictor(out, overwrite) as stage:`` checks ``out`` (``check_out_dir``) and creates the
+    staging folder ``stage.path``; the block writes its files there and ends with ``stage.commit_predictor``
+    (or ``commit``). Leaving the block without a commit (an error, Ctrl-C) removes the staging folder, so no
+    half-written predictor is ever left at ``out`` or beside it. ``copy_of``: start from that predictor's
+    files, except ``skip`` (hard links where possible), to rewrite it through a swap (``export`` does).
+    """
+    out = check_out_dir(out, overwrite)
+    stage = Stage(out, overwrite, restage(copy_of, skip) if copy_of is not None else stage_dir(out))
+    try:
+        yield stage
+    finally:
+        if not stage.committed:
+            shutil.rmtree(stage.path, ignore_errors=True)
+
+
+def save_checked_predictor(predictor, out: str | os.PathLike, metrics: dict, overwrite: bool = False) -> Path:
+    """Save a ktrain predictor with ``predictor.save``, plus metrics.json and a manifest, atomically.
+
+    Args:
+      predictor: a ktrain TextPredictor (from ``ktrain.get_predictor``).
+      out: the predictor folder to create.
+      metrics: what ``metrics.json`` holds (see ``recipe.run_recipe``).
+      overwrite: replace ``out`` if it is a predictor saved by ktrain_recipes.
+    """
+    with staged_predictor(out, overwrite) as stage:
+        return stage.commit_predictor(predictor, metrics)
+
+
+# the shape keys of transformers' configs (BERT family; DistilBERT names them n_layers and dim)
+_SHAPE_KEYS = ("num_hidden_layers", "n_layers", "hidden_size", "dim", "vocab_size")
+
+
+def check_preproc_describes_model(predictor) -> None:
+    """Refuse a predictor whose preprocessor's config has another shape than its model's.
+
+    ktrain rebuilds a saved transformer from the config held by the preprocessor, then loads the weights
+    by name; a model with fewer layers than that config would load with the missing layers random, and
+    answer wrongly without an error.
+    """
+    pconfig = getattr(getattr(predictor, "preproc", None), "config", None)
+    mconfig = getattr(getattr(predictor, "model", None), "config", None)
+    if pconfig is None or mconfig is None:
+        return
+    for key in _SHAPE_KEYS:
+        want, have = getattr(pconfig, key, None), getattr(mconfig, key, None)
+        if want != have:
+            raise RecipesError(f"the predictor's preprocessor describes a model with {key} {want}, but its model "
+                               f"has {have}: give ktrain.get_predictor a preprocessor whose config is the model's")
+
+
+def add_label_names(folder: Path, names: list[str]) -> None:
+    """Write id2label/label2id into config.json, so transformers' own loaders show our label names."""
+    path = folder / "config.json"
+    if path.is_file():
+        config = json.loads(path.read_text())
+        config["id2label"] = {str(i): n for i, n in enumerate(names)}
+        config["label2id"] = {n: i for i, n in enumerate(names)}
+        path.write_text(json.dumps(config, indent=2))

@@ -1,0 +1,129 @@
+"""Swaps: a predictor is written into a staging folder beside its place, then renamed into it.
+
+Staging folders are named ``.NAME.partial-HOST-PID-XXXX``; an old predictor is moved aside to
+``.NAME.old-HOST-PID`` before the new one is renamed in, and removed after. A kill between the two renames
+leaves ``NAME`` missing: the next writer or loader puts the old one back (``recover``). Folders left by dead
+processes are removed on the next write (``clean_litter``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import tempfile
+from pathlib import Path
+
+from ktrain_recipes.errors import RecipesError, note
+
+HOST = socket.gethostname().replace("-", "_")
+
+
+def check_writable(parent: Path) -> None:
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=parent, prefix=".write-test-")
+        probe.close()
+    except OSError as exc:
+        raise RecipesError(f"cannot write in '{parent}' ({exc.strerror or exc}): choose another --out") from None
+
+
+def stage_dir(out: Path) -> Path:
+    """Create the staging folder a predictor is written into before it is renamed to ``out``."""
+    out = Path(out)
+    check_writable(out.parent)
+    clean_litter(out)
+    return Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-{HOST}-{os.getpid()}-", dir=out.parent))
+
+
+def restage(folder: Path, skip: tuple[str, ...] = ()) -> Path:
+    """A staging folder beside ``folder`` holding its files (hard links where the file system allows, else
+    copies), to rewrite a saved predictor through a swap rather than in place (``export`` does)."""
+    stage = stage_dir(folder)
+    try:
+        for path in folder.iterdir():
+            if path.is_file() and path.name not in skip:
+                try:
+                    os.link(path, stage / path.name)
+                except OSError:
+                    shutil.copy2(path, stage / path.name)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return stage
+
+
+def _owner(path: Path, name: str) -> tuple[str, int] | None:
+    """Return (host, pid) from a staging or moved-aside folder's name, or None."""
+    for kind in (".partial-", ".old-"):
+        prefix = f".{name}{kind}"
+        if path.name.startswith(prefix):
+            parts = path.name[len(prefix):].split("-")
+            if len(parts) >= 2 and parts[1].isdigit():
+                return parts[0], int(parts[1])
+    return None
+
+
+def _alive(host: str, pid: int) -> bool:
+    if host != HOST:
+        return True  # another machine's process: we cannot tell, so leave its files alone
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def recover(out: Path) -> None:
+    """Put back a predictor a killed swap left moved aside (``out`` missing, ``.NAME.old-*`` present)."""
+    out = Path(out)
+    if out.exists() or not out.parent.is_dir():
+        return
+    for old in sorted(out.parent.glob(f".{out.name}.old-*")):
+        owner = _owner(old, out.name)
+        if owner and not _alive(*owner):
+            old.rename(out)
+            note(f"note: restored the predictor at '{out}' that an interrupted save had moved aside")
+            return
+
+
+def clean_litter(out: Path) -> None:
+    """Remove staging and moved-aside folders beside ``out`` that belong to dead processes; say so."""
+    out = Path(out)
+    recover(out)
+    removed = []
+    for path in list(out.parent.glob(f".{out.name}.partial-*")) + list(out.parent.glob(f".{out.name}.old-*")):
+        owner = _owner(path, out.name)
+        if owner and not _alive(*owner):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path.name)
+    if removed:
+        note(f"note: removed {len(removed)} folder(s) left by interrupted runs: {', '.join(removed)}")
+
+
+def swap_into_place(stage: Path, out: Path) -> None:
+    """Rename a complete staging folder to ``out``, moving an old ``out`` aside first and removing it after."""
+    os.chmod(stage, 0o755)  # mkdtemp makes 0700 folders
+    if not out.exists():
+        stage.rename(out)
+        return
+    old = out.with_name(f".{out.name}.old-{HOST}-{os.getpid()}")
+    out.rename(old)
+    try:
+        stage.rename(out)
+    except BaseException:
+        old.rename(out)  # put the previous predictor back
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def swap_in_progress(out: str | os.PathLike) -> bool:
+    """True while another live process is between the two renames of a swap (``out`` moved aside)."""
+    out = Path(out)
+    for old in out.parent.glob(f".{out.name}.old-*"):
+        owner = _owner(old, out.name)
+        if owner and _alive(*owner):
+            return True
+    return False
