@@ -1,4 +1,5 @@
-# Two commands: `make demo` and `make test` (see README). Everything runs inside .venv.
+# `make demo` and `make test` set everything up on a fresh machine (see README); `make lint` and `make notebooks`
+# are for editing. Everything runs inside .venv.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin

@@ -9,7 +9,6 @@ service and ``--help`` never import matplotlib, scikit-learn or TensorFlow.
 from ktrain_recipes import compat  # noqa: F401  (first: TF_USE_LEGACY_KERAS and numpy aliases)
 from ktrain_recipes.config import RecipeConfig
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.training.distill import DistillSettings, distill  # eager: kr.distill is the function
 from ktrain_recipes.versions import __version__
 
 
@@ -18,7 +17,7 @@ _PUBLIC = {
     "studies.bench": ["inference_row"],
     "training.batching": ["bucket_batches"],
     "studies.compare": ["committed_results", "compare_runs", "recommend"],
-    "data.loading": ["EMOTION_LABELS", "load_data_for", "load_emotion", "read_texts", "sample"],
+    "data.loading": ["EMOTION_LABELS", "load_data_for", "load_emotion", "sample"],
     "studies.ethics_data": ["exact_match", "get_task", "load_ethics"],
     "studies.ethics": ["results_table", "run_ethics"],
     "inference.evaluate": ["evaluate_predictor", "format_report", "report_table", "score"],
@@ -30,22 +29,22 @@ _PUBLIC = {
     "studies.params": ["albert_arithmetic", "parameter_table"],
     "studies.finetuned": ["PUBLISHED", "compare_finetuned", "published_models", "wrap_finetuned"],
     "plots": ["plot_confusion_matrix", "plot_history", "plot_label_distribution", "plot_latency_vs_accuracy",
-              "plot_lr_find", "plot_parameters", "plot_token_lengths", "save_figure"],
+              "plot_parameters", "plot_token_lengths", "save_figure"],
     "inference.prediction": ["Classifier", "KtrainClassifier", "as_classifier", "classify",
                              "open_predictor"],
     "training.recipe": ["record_run", "run_recipe"],
     "predictor.manifest": ["read_manifest"],
     "predictor.staging": ["save_checked_predictor"],
-    "inference.streaming": ["predict_file"],
+    "inference.streaming": ["predict_file", "read_texts"],
     "inference.text_rules": ["check_texts"],
     "inference.timing": ["time_inference", "timed"],
     "data.tokens": ["token_lengths"],
-    "training.distill": ["cut_layers", "distillation_loss", "label_accuracy", "pack_targets", "pretrained_classifier",
-                         "ready_for_prediction", "teacher_base"],
+    "training.distill": ["DistillSettings", "distill", "cut_layers", "distillation_loss", "label_accuracy",
+                         "pack_targets", "pretrained_classifier", "ready_for_prediction", "teacher_base"],
     "training.train": ["epoch_timer", "few_steps_note", "fit_with_checkpoint", "optimizer_steps", "set_seed"],
 }
 _OWNER = {name: module for module, names in _PUBLIC.items() for name in names}
-__all__ = ["RecipeConfig", "RecipesError", "DistillSettings", "distill", "__version__", *_OWNER]
+__all__ = ["RecipeConfig", "RecipesError", "__version__", *_OWNER]
 
 
 def __getattr__(name: str):

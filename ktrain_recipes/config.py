@@ -45,6 +45,19 @@ def parse_labels(value: str) -> list[str]:
     return names
 
 
+def check_fraction(value: float, flag: str = "--val-fraction") -> None:
+    """The one rule for a held-out share: strictly between 0 and 1 (every loader applies it)."""
+    if not (isinstance(value, (int, float)) and 0 < value < 1):
+        raise RecipesError(f"{flag} must be between 0 and 1, got {value}")
+
+
+def check_limit(value: int | None, flag: str = "--limit") -> None:
+    """The one rule for a number of texts: a whole number of at least 1, or None for all of them."""
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+        raise RecipesError(f"{flag} must be at least 1, got {value}")
+
+
+DISTRIBUTE = ("none", "mirrored", "multiworker")  # --distribute's choices (training.distribute builds each)
 GROUPS = ("model", "data", "sample", "training", "output")  # each command takes some of these (see cli)
 
 
@@ -205,8 +218,9 @@ class RecipeConfig:
         """Raise RecipesError, naming the flag, for a setting outside its range."""
         if self.lr is not None and not (math.isfinite(self.lr) and self.lr > 0):
             raise RecipesError(f"--lr must be a finite number above 0, got {self.lr}")
-        for name, least in [("batch_size", 1), ("limit", 1), ("eval_limit", 1), ("seed", 0),
-                            ("epochs", 0 if self.resume else 1), ("average_last", 1)]:
+        check_limit(self.limit)
+        check_limit(self.eval_limit, "--eval-limit")
+        for name, least in [("batch_size", 1), ("seed", 0), ("epochs", 0 if self.resume else 1), ("average_last", 1)]:
             value = getattr(self, name)
             if value is not None and value < least:
                 why = "" if name != "epochs" else " (0 only with --resume)"
@@ -219,8 +233,9 @@ class RecipeConfig:
                                f"got {self.epochs}")
         if self.labels is not None and len(set(map(str, self.labels))) != len(self.labels):
             raise RecipesError(f"--labels must name each label once, got {','.join(map(str, self.labels))}")
-        if self.distribute not in ("none", "mirrored", "multiworker"):
-            raise RecipesError(f"--distribute must be none, mirrored or multiworker, got {self.distribute!r}")
+        if self.distribute not in DISTRIBUTE:
+            raise RecipesError(f"--distribute must be {', '.join(DISTRIBUTE[:-1])} or {DISTRIBUTE[-1]}, got "
+                               f"{self.distribute!r}")
         if self.devices is not None and (self.devices < 1 or self.distribute != "mirrored"):
             raise RecipesError("--devices must be at least 1, and only applies with --distribute mirrored")
         if self.distribute != "none" and self.lr_find:
@@ -228,8 +243,7 @@ class RecipeConfig:
                                "it once without --distribute, then train with the rate it suggests")
         if self.class_weight not in ("none", "balanced"):
             raise RecipesError(f"--class-weight must be 'none' or 'balanced', got {self.class_weight!r}")
-        if not 0 < self.val_fraction < 1:
-            raise RecipesError(f"--val-fraction must be between 0 and 1, got {self.val_fraction}")
+        check_fraction(self.val_fraction)
         if isinstance(self.maxlen, int) and self.maxlen < 8:
             raise RecipesError(f"--maxlen must be at least 8 tokens, got {self.maxlen}")
 

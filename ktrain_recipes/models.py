@@ -44,7 +44,6 @@ REGISTRY: dict[str, ModelSpec] = {
         ),
     ]
 }
-DEFAULT_MODEL = "minilm"
 _GENERIC = ModelSpec("custom", "", 32, 5e-5, 2, "?", "")
 
 

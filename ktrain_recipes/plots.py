@@ -42,18 +42,6 @@ def plot_confusion_matrix(metrics: dict, normalize: bool = True):
     return fig
 
 
-def plot_lr_find(lrs: list[float], losses: list[float], suggested: float | None = None):
-    """Plot loss against learning rate (log scale) from ktrain's LR finder, marking the suggestion."""
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot(lrs, losses)
-    ax.set(xscale="log", xlabel="learning rate (log scale)", ylabel="loss", title="lr_find")
-    if suggested:
-        ax.axvline(suggested, color="red", linestyle="--", label=f"suggested {suggested:.1e}")
-        ax.legend()
-    plt.close(fig)
-    return fig
-
-
 def plot_history(history: dict):
     """Plot loss and accuracy per epoch for training and validation."""
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))

@@ -19,8 +19,7 @@ def test_bench_tiny_mode_writes_json_table_and_chart(tiny_models, small_data, tm
     for row in saved["rows"]:
         assert list(row) == ROW_KEYS and row["peak_rss_mb"] > 100
     a, b, c, d = saved["rows"]
-    assert saved["ratios"]["train_speedup"] == pytest.approx(b["train_examples_per_s"] / a["train_examples_per_s"])
-    assert saved["ratios"]["size_ratio"] == pytest.approx(d["size_mb"] / c["size_mb"]) and d["size_mb"] < c["size_mb"]
+    assert d["size_mb"] < c["size_mb"] and 0 < saved["ratios"]["size_ratio"] < 1  # int8 is the smaller file
     assert set(saved["ratios"]) == {"train_speedup", "latency_speedup", "throughput_speedup", "size_ratio",
                                     "accuracy_delta"}
     # 48 texts: batch 6 makes 8 updates, the default batch (32) 2; both are reported
@@ -73,3 +72,15 @@ def kr_error():
     from ktrain_recipes import RecipesError
 
     return RecipesError
+
+
+def test_the_ratios_read_each_way_round():
+    from ktrain_recipes.studies.bench import ratios
+
+    a = {"train_examples_per_s": 2.0}  # the tutorial's recipe
+    b = {"train_examples_per_s": 52.0}  # ours: 26x faster
+    c = {"latency_p50_ms": 80.0, "throughput_per_s": 50.0, "size_mb": 91.0, "val_accuracy": 0.930}  # ktrain
+    d = {"latency_p50_ms": 2.0, "throughput_per_s": 450.0, "size_mb": 23.0, "val_accuracy": 0.927}  # int8
+    assert ratios(a, b, c, d) == pytest.approx({"train_speedup": 26.0, "latency_speedup": 40.0,
+                                                "throughput_speedup": 9.0, "size_ratio": 23 / 91,
+                                                "accuracy_delta": -0.003})

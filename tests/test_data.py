@@ -2,7 +2,8 @@ import pandas as pd
 import pytest
 
 from ktrain_recipes import EMOTION_LABELS, RecipesError, load_emotion, sample
-from ktrain_recipes.data.loading import Columns, load_data, read_texts
+from ktrain_recipes.data.loading import Columns, load_data
+from ktrain_recipes.inference.streaming import read_texts
 
 
 def write(folder, name, text):
@@ -167,3 +168,11 @@ def test_training_labels_missing_a_class_are_refused_before_the_model_loads(emot
     with pytest.raises(RecipesError, match="no example of love, surprise"):
         emotion.check_trainable(["joy", "sadness", "anger", "fear"])
     emotion.check_trainable(list(emotion.label_names))
+
+
+def test_a_byte_order_mark_is_dropped_and_a_bad_byte_is_named_by_line_and_offset(tmp_path):
+    (tmp_path / "bom.txt").write_bytes("\ufeffhello\nworld\n".encode("utf-8"))
+    assert list(read_texts(tmp_path / "bom.txt")["text"]) == ["hello", "world"]
+    (tmp_path / "bad.txt").write_bytes(b"one\n\ntwo\nth\xffree\n")  # line 4 starts at byte 9
+    with pytest.raises(RecipesError, match=r"line 4, byte 11 is not valid utf-8"):
+        read_texts(tmp_path / "bad.txt")

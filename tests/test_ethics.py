@@ -5,7 +5,7 @@ import json
 import pytest
 
 from ktrain_recipes import RecipeConfig, RecipesError, cli
-from ktrain_recipes.studies.ethics import run_ethics
+from ktrain_recipes.studies.ethics import chosen_epoch, run_ethics
 from ktrain_recipes.studies.ethics_data import (TASKS, exact_match, get_task, group_exact_match, group_split,
                                                 load_ethics, load_pairs, read_pairs, score_task, task_file,
                                                 train_groups)

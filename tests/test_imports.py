@@ -121,3 +121,16 @@ def test_the_version_is_pyprojects():
 
     pyproject = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())
     assert ktrain_recipes.__version__ == pyproject["project"]["version"]
+
+
+def test_the_module_map_names_every_module():
+    page = (PACKAGE.parent / "docs" / "development.md").read_text()
+    named = set(__import__("re").findall(r"`([a-z_]+(?:/[a-z_<>]+)?)`", page))
+    missing = []
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE).with_suffix("").as_posix()
+        if rel.endswith("__init__") and rel != "__init__":
+            continue  # a sub-package's __init__ holds only its docstring
+        if rel not in named and not (rel.startswith("commands/") and "commands/<name>" in named):
+            missing.append(rel)
+    assert missing == [], f"docs/development.md does not name {missing}"

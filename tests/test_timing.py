@@ -1,10 +1,28 @@
+import pytest
+
 from ktrain_recipes.inference.timing import time_inference, timed
 
 
-def test_time_inference_counts_calls():
+def test_time_inference_counts_calls_and_reports_known_durations(monkeypatch):
+    import ktrain_recipes.inference.timing as timing
+
+    clock = [0.0]
+    monkeypatch.setattr(timing.time, "perf_counter", lambda: clock[0])
+    singles = iter([0.010, 0.020, 0.030, 0.040])  # seconds each single-text call takes, after warm-up
     calls = []
-    result = time_inference(lambda texts: calls.append(len(texts)), ["a", "b", "c", "d"], n_single=2, warmup=1)
-    assert calls == [1, 4, 1, 1] and result["n"] == 4 and result["latency_p95_ms"] >= result["latency_p50_ms"]
+
+    def predict(texts):
+        calls.append(len(texts))
+        if len(calls) == 2:
+            clock[0] += 2.0  # the batch of 4 takes 2 s
+        elif len(calls) > 2:
+            clock[0] += next(singles)
+
+    result = time_inference(predict, ["a", "b", "c", "d"], n_single=4, warmup=1)
+    assert calls == [1, 4, 1, 1, 1, 1] and result["n"] == 4
+    assert result["throughput_per_s"] == pytest.approx(2.0) and result["ms_per_text"] == pytest.approx(500)
+    assert result["latency_p50_ms"] == pytest.approx(25.0)  # the median of 10, 20, 30, 40 ms
+    assert result["latency_p95_ms"] == pytest.approx(38.5)  # linear interpolation: 30 + 0.85 x 10
 
 
 def test_timed_prints_and_keeps_the_seconds(capsys):

@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ktrain_recipes.config import check_fraction, check_limit
 from ktrain_recipes.errors import RecipesError, note
 
 HUB_DATASET = "dair-ai/emotion"
@@ -121,8 +122,7 @@ def load_data(source: str | os.PathLike | None = None, columns: Columns | None =
 def _hold_out_validation(data: LabelledTexts, fraction: float, seed: int) -> None:
     from sklearn.model_selection import train_test_split
 
-    if not 0 < fraction < 1:
-        raise RecipesError(f"--val-fraction must be between 0 and 1, got {fraction}")
+    check_fraction(fraction)
     texts, labels = data.splits["train"]
     try:
         split = train_test_split(texts, labels, test_size=fraction, stratify=labels, random_state=seed)
@@ -306,8 +306,7 @@ def sample(texts: list, labels: list[str], limit: int | None, seed: int = 0):
     """Return a stratified random subset of ``limit`` examples (all of them when limit is None)."""
     if limit is None or limit >= len(texts):
         return list(texts), list(labels)
-    if limit < 1:
-        raise RecipesError(f"--limit must be at least 1, got {limit}")
+    check_limit(limit)
     from sklearn.model_selection import train_test_split
 
     try:
@@ -315,45 +314,6 @@ def sample(texts: list, labels: list[str], limit: int | None, seed: int = 0):
     except ValueError:  # a class too rare to stratify in a tiny slice: fall back to plain random
         texts, _, labels, _ = train_test_split(texts, labels, train_size=limit, random_state=seed)
     return list(texts), list(labels)
-
-
-def read_texts(path: str | os.PathLike, encoding: str = "utf-8", pair_column: str | None = None):
-    """Read texts to classify into a table with a ``text`` column (plus a CSV's other columns).
-
-    A ``.csv`` (any case) needs a ``text`` column (and ``pair_column`` for pairs); any other file
-    holds one text per line. Bytes that are not valid in ``encoding`` are refused, naming the first
-    bad byte's offset.
-    """
-    import pandas as pd
-
-    path = Path(path)
-    if path.is_dir():
-        raise RecipesError(f"--input '{path}' is a folder: give a text file (one text per line) or a .csv")
-    if not path.is_file():
-        raise RecipesError(f"input file '{path}' does not exist")
-    raw = path.read_bytes()
-    try:
-        content = raw.decode(encoding)
-    except UnicodeDecodeError as exc:
-        raise RecipesError(f"{path}: byte {exc.start} is not valid {encoding} (a binary file?): give a text file, "
-                           "or its encoding with --encoding") from None
-    except LookupError:
-        raise RecipesError(f"unknown --encoding {encoding!r}: try utf-8 or latin-1") from None
-    if path.suffix.lower() == ".csv":
-        import io
-
-        try:
-            table = pd.read_csv(io.StringIO(content), keep_default_na=False, dtype=str)
-        except Exception as exc:  # pandas raises several parser error types
-            raise RecipesError(f"{path}: cannot be read as CSV ({str(exc).splitlines()[0][:200]})") from None
-        for column in ["text"] + ([pair_column] if pair_column else []):
-            if column not in table.columns:
-                raise RecipesError(f"{path}: no '{column}' column (has: {', '.join(map(str, table.columns))})")
-        return table
-    if pair_column:
-        raise RecipesError(f"{path}: text pairs need a .csv with a text and a {pair_column} column")
-    lines = (line.removesuffix("\r") for line in content.split("\n"))  # not splitlines: U+2028 is inside a text
-    return pd.DataFrame({"text": [line for line in lines if line.strip()]})
 
 
 def load_data_for(config) -> LabelledTexts:

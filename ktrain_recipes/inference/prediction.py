@@ -30,12 +30,11 @@ class Classifier(Protocol):
 class KtrainClassifier:
     """A ktrain ``TextPredictor`` seen through the ``Classifier`` protocol."""
 
-    def __init__(self, predictor, identity: dict | None = None, pairs: bool | None = None):
+    def __init__(self, predictor):
         self.predictor = predictor
         self.classes = list(predictor.get_classes())
         self.maxlen = int(predictor.preproc.maxlen)
         self.tokenizer = predictor.preproc.get_tokenizer()
-        self.identity, self.pairs = identity, pairs
 
     def predict_proba(self, texts: list) -> np.ndarray:
         return np.asarray(self.predictor.predict(list(texts), return_proba=True)).reshape(len(texts), -1)

@@ -6,7 +6,7 @@ from typing import Any
 
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.inference.prediction import as_classifier
-from ktrain_recipes.predictor.manifest import ONNX_INT8, read_manifest, read_metrics
+from ktrain_recipes.predictor.manifest import ONNX_INT8, listed_files, read_metrics
 
 
 @dataclass
@@ -25,7 +25,7 @@ def load_model(folder: str | Path, backend: str = "auto", threads: int | None = 
     ``auto`` the int8 copy when the folder lists one."""
     folder = Path(folder)
     if backend == "auto":
-        backend = "int8" if ONNX_INT8 in read_manifest(folder)["files"] else "ktrain"
+        backend = "int8" if ONNX_INT8 in listed_files(folder) else "ktrain"  # the load checks the hashes, once
     if backend == "int8":
         from ktrain_recipes.inference.onnx_inference import load_int8_predictor
 

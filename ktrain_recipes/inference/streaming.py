@@ -85,24 +85,53 @@ def read_chunks(path: str | os.PathLike, encoding: str = "utf-8", pair_column: s
         raise RecipesError(f"{path}: cannot be read as {fmt} ({str(exc).splitlines()[0][:200]})") from None
 
 
+def read_texts(path: str | os.PathLike, encoding: str = "utf-8", pair_column: str | None = None):
+    """Read a whole input into one table with a ``text`` column (and the input's other columns): ``read_chunks``
+    joined, for inputs that fit in memory."""
+    import pandas as pd
+
+    chunks = list(read_chunks(path, encoding, pair_column))
+    return pd.concat(chunks, ignore_index=True) if chunks else pd.DataFrame({"text": []}, dtype=str)
+
+
 def _text_chunks(path: Path, encoding: str, chunk_size: int) -> Iterator:
+    """One text per line (lines end at \n only, not at U+2028, U+0085 or \f; blank lines are skipped), a
+    leading byte-order mark dropped. Bytes not valid in ``encoding`` are refused naming their line and byte."""
+    import codecs
+
     import pandas as pd
 
     try:
-        f = open(path, encoding=encoding, newline="\n")  # lines end at \n only, not at U+2028, U+0085 or \f
+        wide = codecs.lookup(encoding).name.startswith(("utf-16", "utf-32"))
     except LookupError:
         raise RecipesError(f"unknown --encoding {encoding!r}: try utf-8 or latin-1") from None
-    with f:
-        lines: list[str] = []
-        for line in f:
-            line = line.rstrip("\n").removesuffix("\r")
-            if line.strip():
-                lines.append(line)
-            if len(lines) == chunk_size:
-                yield pd.DataFrame({"text": lines})
-                lines = []
-        if lines:
+    lines: list[str] = []
+    for line in _decoded_lines(path, encoding, wide):
+        line = line.rstrip("\n").removesuffix("\r")
+        if line.strip():
+            lines.append(line)
+        if len(lines) == chunk_size:
             yield pd.DataFrame({"text": lines})
+            lines = []
+    if lines:
+        yield pd.DataFrame({"text": lines})
+
+
+def _decoded_lines(path: Path, encoding: str, wide: bool) -> Iterator[str]:
+    if wide:  # a newline is several bytes: let Python's reader split the lines
+        with open(path, encoding=encoding, newline="\n") as f:
+            yield from f
+        return
+    with open(path, "rb") as f:
+        offset = 0
+        for number, raw in enumerate(f, 1):
+            try:
+                line = raw.decode(encoding)
+            except UnicodeDecodeError as exc:
+                raise RecipesError(f"{path}: line {number}, byte {offset + exc.start} is not valid {encoding} (a "
+                                   "binary file?): give a text file, or its encoding with --encoding") from None
+            yield line.removeprefix("\ufeff") if number == 1 else line
+            offset += len(raw)
 
 
 def _check_columns(path: Path, chunk, pair_column: str | None, start: int) -> None:

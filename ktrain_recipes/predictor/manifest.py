@@ -165,6 +165,16 @@ def _load_manifest(folder: Path) -> dict:
     return manifest
 
 
+def listed_files(folder: str | os.PathLike) -> set[str]:
+    """The file names a folder's manifest lists, read without checking any hash (to choose how to load it; the
+    load itself then checks the whole folder once)."""
+    try:
+        files = json.loads((Path(folder) / MANIFEST).read_bytes()).get("files")
+    except (OSError, ValueError, AttributeError):
+        return set()
+    return set(files) if isinstance(files, dict) else set()
+
+
 def read_metrics(folder: str | os.PathLike) -> dict:
     """Return a predictor folder's metrics.json: scores, timings, what the run used (its ``settings``).
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ktrain_recipes.config import RecipeConfig
 from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.inference.timing import describe_machine, process_rss_mb
 from ktrain_recipes.predictor.manifest import folder_size_mb, read_metrics
 
 class PeakRSS:
@@ -18,22 +19,20 @@ class PeakRSS:
     def __enter__(self):
         import threading
 
-        import psutil
-
-        self._proc, self._stop, self.mb = psutil.Process(), threading.Event(), 0.0
+        self._stop, self.mb = threading.Event(), 0.0
         self._thread = threading.Thread(target=self._sample, daemon=True)
         self._thread.start()
         return self
 
     def _sample(self):
         while not self._stop.is_set():
-            self.mb = max(self.mb, self._proc.memory_info().rss / 2**20)
+            self.mb = max(self.mb, process_rss_mb())
             self._stop.wait(0.05)
 
     def __exit__(self, *exc):
         self._stop.set()
         self._thread.join()
-        self.mb = max(self.mb, self._proc.memory_info().rss / 2**20)
+        self.mb = max(self.mb, process_rss_mb())
 
 
 # the original tutorial's recipe: pad to the model's limit (512 for BERT-size models), batch 6
@@ -123,7 +122,7 @@ def run_bench(config: RecipeConfig, predictor: str | None = None, out: str | os.
                                   "model.int8.onnx"))
     # how many weight updates each recipe made: on a small slice this, not padding, decides accuracy
     steps = {row["name"]: m["optimizer_steps"] for row, m in [(tutorial, tutorial_metrics), (default, default_metrics)]}
-    result = {"rows": rows, "ratios": _ratios(*rows[:4]), "optimizer_steps": steps,
+    result = {"rows": rows, "ratios": ratios(*rows[:4]), "optimizer_steps": steps,
               "settings": {**config.settings(), "predictor": str(target)}}
     if students:
         result["side_by_side"] = _side_by_side(target, list(map(Path, students)), val[0])
@@ -151,7 +150,9 @@ def _side_by_side(teacher: Path, students: list[Path], texts: list[str]) -> dict
     return out
 
 
-def _ratios(a: dict, b: dict, c: dict, d: dict) -> dict:
+def ratios(a: dict, b: dict, c: dict, d: dict) -> dict:
+    """The headline ratios of rows a-d (tutorial recipe, ours, ktrain predictor, int8), each read as "how many
+    times better": training speed b/a, latency c/d, throughput d/c; size d/c and accuracy d-c."""
     return {"train_speedup": b["train_examples_per_s"] / a["train_examples_per_s"],
             "latency_speedup": c["latency_p50_ms"] / d["latency_p50_ms"],
             "throughput_speedup": d["throughput_per_s"] / c["throughput_per_s"],
@@ -179,15 +180,15 @@ def _write_bench(result: dict, out: Path, assets: Path) -> None:
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "bench.json").write_text(json.dumps(result, indent=2))
-    ratios = "\n".join(f"- {k}: {v:.3g}" for k, v in result["ratios"].items())
-    ratios += "\n" + "\n".join(f"- optimizer steps, {k}: {v}" for k, v in result["optimizer_steps"].items())
+    lines = "\n".join(f"- {k}: {v:.3g}" for k, v in result["ratios"].items())
+    lines += "\n" + "\n".join(f"- optimizer steps, {k}: {v}" for k, v in result["optimizer_steps"].items())
     side = ""
     for kind, timed in result.get("side_by_side", {}).items():
         side += (f"\n{kind}, timed in alternation:\n\n| predictor | p50 ms | p95 ms | texts/s | x teacher |\n"
                  "|---|---|---|---|---|\n")
         side += "".join(f"| {n} | {t['latency_p50_ms']:.2f} | {t['latency_p95_ms']:.2f} | "
                         f"{t['throughput_per_s']:.1f} | {t['throughput_vs_teacher']:.2f} |\n" for n, t in timed.items())
-    (out / "bench.md").write_text(bench_table(result["rows"]) + "\n\n" + ratios + "\n" + side)
+    (out / "bench.md").write_text(bench_table(result["rows"]) + "\n\n" + lines + "\n" + side)
     s = result["settings"]
     caption = (f"{hardware()}; {s['model']}; training rows: {s['limit'] or 'all'} texts x {s['epochs']} epochs; "
                "inference rows: the 2,000 validation texts" if not s["eval_limit"] else
@@ -225,9 +226,4 @@ def hardware() -> str:
     """Describe this machine in words: CPU model, cores, GPUs (for figure captions)."""
     import tensorflow as tf
 
-    from ktrain_recipes.inference.timing import cpu_model
-
-    cpu = cpu_model()
-
-    gpus = len(tf.config.list_physical_devices("GPU"))
-    return f"{os.cpu_count()}-core {cpu}, " + (f"{gpus} GPU(s)" if gpus else "no GPU")
+    return describe_machine(len(tf.config.list_physical_devices("GPU")))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ktrain_recipes.config import check_fraction
 from ktrain_recipes.data.loading import Columns, LabelledTexts, load_data
 from ktrain_recipes.errors import RecipesError, note
 
@@ -206,8 +207,7 @@ def _merge_sharing(groups: list, keys: list) -> list:
 def group_split(texts: list, labels: list, groups: list, fraction: float, seed: int):
     """Hold out ``fraction`` of the groups (never part of one); return (train, validation) as (texts, labels,
     groups), each in file order."""
-    if not 0 < fraction < 1:
-        raise RecipesError(f"--val-fraction must be between 0 and 1, got {fraction}")
+    check_fraction(fraction)
     distinct = list(dict.fromkeys(groups))
     rng = np.random.default_rng(seed)
     held = set(rng.permutation(len(distinct))[: max(1, round(fraction * len(distinct)))].tolist())

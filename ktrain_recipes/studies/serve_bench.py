@@ -21,6 +21,7 @@ from pathlib import Path
 
 
 from ktrain_recipes import compat  # noqa: F401
+from ktrain_recipes.inference.timing import describe_machine, process_rss_mb
 from ktrain_recipes.errors import RecipesError
 
 SERVERS = {
@@ -143,7 +144,6 @@ def _wait_ready(name: str, url: str, proc: subprocess.Popen, timeout: float = 18
 
 def bench_server(name: str, predictor: str, concurrencies: list[int], seconds: float) -> dict:
     """Start one server, warm it up, read its resident memory at rest, then load it at each concurrency."""
-    import psutil
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -152,8 +152,7 @@ def bench_server(name: str, predictor: str, concurrencies: list[int], seconds: f
         _wait_ready(name, url, proc)
         _level(name, url, 4, 3)  # warm-up: graphs built, caches filled
         time.sleep(1)
-        rss = psutil.Process(proc.pid).memory_info().rss
-        rss += sum(c.memory_info().rss for c in psutil.Process(proc.pid).children(recursive=True))
+        rss = process_rss_mb(proc.pid, children=True) * 2**20
         levels = []
         for c in concurrencies:
             levels.append(_level(name, url, c, seconds))
@@ -174,7 +173,7 @@ def run_serve_bench(predictor: str, out: str = "docs", assets: str = "assets", c
                            f"{predictor}` first")
     rows = [bench_server(name, predictor, list(concurrencies), seconds) for name in servers]
     result = {"predictor": str(predictor), "load": "wrk -t 1 -c CONCURRENCY", "seconds_per_level": seconds,
-              "cpu": _cpu(), "servers": rows, "targets": targets(rows)}
+              "cpu": describe_machine(), "servers": rows, "targets": targets(rows)}
     Path(out).mkdir(parents=True, exist_ok=True)
     Path(out, "serve_bench.json").write_text(json.dumps(result, indent=2))
     Path(out, "serve_bench.md").write_text(markdown(result))
@@ -182,12 +181,6 @@ def run_serve_bench(predictor: str, out: str = "docs", assets: str = "assets", c
     chart(rows, Path(assets, "serve_bench.png"))
     print(markdown(result))
     return result
-
-
-def _cpu() -> str:
-    from ktrain_recipes.inference.timing import cpu_model
-
-    return f"{os.cpu_count()} cores, {cpu_model()}"
 
 
 def _at(row: dict, c: int) -> dict:

@@ -18,15 +18,10 @@ import os
 
 from ktrain_recipes.errors import RecipesError
 
-CHOICES = ("none", "mirrored", "multiworker")
-
-
 def make_strategy(kind: str, devices: int | None = None):
     """Return the strategy for ``kind`` (None for 'none'). Call before TensorFlow runs its first op when
     ``devices`` splits the CPU: logical devices can only be set up before that."""
-    if kind == "none":
-        if devices:
-            raise RecipesError("--devices only applies with --distribute mirrored")
+    if kind == "none":  # RecipeConfig.check refuses --devices without mirrored
         return None
     import tensorflow as tf
 

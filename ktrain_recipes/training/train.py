@@ -133,7 +133,8 @@ def steady_examples_per_s(n_train: int, epoch_seconds: list[float]) -> float | N
 class Checkpoint:
     """The best epoch so far of one run (``.OUT.checkpoint.h5``) and what it belongs to (``.json``).
 
-    Only ``--resume`` of the same run uses it: same model, labels, maxlen and seed.
+    Only ``--resume`` of the same run uses it: ``identity`` holds what must match (the settings that change
+    the model: ``recipe.checkpoint_identity``, or distill's own).
     """
 
     def __init__(self, out: Path, identity: dict):
