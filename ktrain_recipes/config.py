@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass, field
 
 from ktrain_recipes.errors import RecipesError
@@ -215,9 +216,12 @@ class RecipeConfig:
         return filled
 
     def check(self) -> None:
-        """Raise RecipesError, naming the flag, for a setting outside its range."""
+        """Raise RecipesError, naming the flag, for a setting of the wrong kind or outside its range."""
+        self._check_kinds()
         if self.lr is not None and not (math.isfinite(self.lr) and self.lr > 0):
             raise RecipesError(f"--lr must be a finite number above 0, got {self.lr}")
+        if self.seed is None or self.seed >= 2**32:
+            raise RecipesError(f"--seed must be below 2**32 (numpy's and TensorFlow's limit), got {self.seed}")
         check_limit(self.limit)
         check_limit(self.eval_limit, "--eval-limit")
         for name, least in [("batch_size", 1), ("seed", 0), ("epochs", 0 if self.resume else 1), ("average_last", 1)]:
@@ -238,6 +242,10 @@ class RecipeConfig:
                                f"{self.distribute!r}")
         if self.devices is not None and (self.devices < 1 or self.distribute != "mirrored"):
             raise RecipesError("--devices must be at least 1, and only applies with --distribute mirrored")
+        cores = os.cpu_count() or 1
+        if self.devices is not None and self.devices > cores:
+            raise RecipesError(f"--devices splits this machine's {cores} CPU cores into logical devices: give at "
+                               f"most {cores}, got {self.devices}")
         if self.distribute != "none" and self.lr_find:
             raise RecipesError("--lr-find runs on one device (ktrain reloads the model outside the strategy): run "
                                "it once without --distribute, then train with the rate it suggests")
@@ -246,6 +254,21 @@ class RecipeConfig:
         check_fraction(self.val_fraction)
         if isinstance(self.maxlen, int) and self.maxlen < 8:
             raise RecipesError(f"--maxlen must be at least 8 tokens, got {self.maxlen}")
+
+    def _check_kinds(self) -> None:
+        """Whole numbers where counts are meant, finite numbers where rates are, names where names are."""
+        for name in ("batch_size", "epochs", "limit", "eval_limit", "seed", "average_last", "devices"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise RecipesError(f"--{name.replace('_', '-')} must be a whole number, got {value!r}")
+        for name in ("lr", "weight_decay", "val_fraction"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise RecipesError(f"--{name.replace('_', '-')} must be a number, got {value!r}")
+        if not (self.maxlen in ("auto", "max") or (isinstance(self.maxlen, int) and not isinstance(self.maxlen, bool))):
+            raise RecipesError(f"--maxlen must be 'auto', 'max' or a whole number of tokens, got {self.maxlen!r}")
+        if self.labels is not None and (isinstance(self.labels, str) or len(self.labels) < 2):
+            raise RecipesError(f"--labels must name at least two labels, got {self.labels!r}")
 
     def settings(self) -> dict:
         """Return the settings as a plain dict (what metrics.json records)."""

@@ -43,7 +43,16 @@ def runs_folder(folder: str = "runs", google_drive: bool = False) -> str:
         note(f"google_drive=True works on Colab only: keeping runs in {folder}")
         return folder
     drive.mount("/content/drive")
-    return str(Path("/content/drive/MyDrive/ktrain-recipes") / folder)
+    return drive_path(folder)
+
+
+def drive_path(folder: str) -> str:
+    """Where ``folder`` goes in your Google Drive: under MyDrive/ktrain-recipes, an absolute path included
+    ("/content/runs" becomes MyDrive/ktrain-recipes/content/runs, not the runtime's own disk)."""
+    path = Path(folder)
+    if path.is_absolute():
+        path = path.relative_to(path.anchor)
+    return str(Path("/content/drive/MyDrive/ktrain-recipes") / path)
 
 
 def _gpu_hardware() -> bool:

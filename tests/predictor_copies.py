@@ -22,20 +22,26 @@ class Payload:
         return (Path.write_text, (Path(self.marker), "pwned"))
 
 
+def rewrite_manifest(folder: Path) -> None:
+    """Recompute a folder's manifest over its files as they are now, as the author of an edited folder would."""
+    from ktrain_recipes.predictor.manifest import write_manifest
+
+    manifest = json.loads((folder / MANIFEST).read_text())
+    extra = {k: manifest[k] for k in ("kind", "pairs", "onnx_inputs") if k in manifest}
+    write_manifest(folder, manifest["label_names"], manifest["maxlen"], {"model_id": manifest["model_id"]}, **extra)
+
+
 def plant_payload(source: Path, tmp_path: Path) -> tuple[Path, Path]:
     """A copy of ``source`` whose tf_model.preproc is a pickle that writes a marker, with the manifest recomputed
     as its author would; returns (folder, marker)."""
     import pickle
     import shutil
 
-    from ktrain_recipes.predictor.manifest import write_manifest
 
     folder, marker = tmp_path / "planted", tmp_path / "marker"
     shutil.copytree(source, folder)
     (folder / "tf_model.preproc").write_bytes(pickle.dumps(Payload(str(marker))))
-    manifest = json.loads((folder / MANIFEST).read_text())
-    extra = {k: manifest[k] for k in ("kind", "pairs", "onnx_inputs") if k in manifest}
-    write_manifest(folder, manifest["label_names"], manifest["maxlen"], {"model_id": manifest["model_id"]}, **extra)
+    rewrite_manifest(folder)
     return folder, marker
 
 

@@ -38,6 +38,16 @@ def run(args) -> None:
 
     if bool(args.texts) == bool(args.input):
         raise RecipesError("give either TEXT arguments or --input FILE (one of them)")
+    # everything that can be checked without the model, before it loads
+    from ktrain_recipes.config import check_limit
+    from ktrain_recipes.inference.output import check_output_file, output_format
+
+    check_limit(args.chunk_size, "--chunk-size")
+    if args.output:
+        if args.texts and output_format(args.format, args.output) == "parquet":
+            raise RecipesError("parquet output is for --input files: name the --output .txt, .csv, .json or .jsonl")
+        output_format(args.format, args.output)
+        check_output_file(args.output, (args.input,) if args.input else ())
     if args.engine == "ray":
         from ktrain_recipes.inference.ray_scoring import predict_with_ray
 
@@ -59,4 +69,5 @@ def run(args) -> None:
         return
     predictor = open_predictor(args.predictor, args.int8, args.strict, unpickle_preproc=args.unpickle_preproc)
     probs = classify(predictor, args.texts, proba=True)
-    write_predictions(args.texts, probs, predictor.get_classes(), args.format, args.proba, args.output)
+    write_predictions(args.texts, probs, predictor.get_classes(), output_format(args.format, args.output), args.proba,
+                      args.output)

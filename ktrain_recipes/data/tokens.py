@@ -5,7 +5,9 @@ from __future__ import annotations
 
 def token_lengths(tokenizer, texts: list) -> list[int]:
     """Return the number of tokens (with special tokens) of each text or text pair, before truncation."""
-    return [len(ids) for ids in tokenize(tokenizer, texts, truncation=False)["input_ids"]]
+    # verbose=False: the "longer than the model's maximum" warning is about feeding such a sequence to the
+    # model, which truncation prevents; here the length is only counted
+    return [len(ids) for ids in tokenize(tokenizer, texts, truncation=False, verbose=False)["input_ids"]]
 
 
 def tokenize(tokenizer, texts: list, **kwargs):

@@ -107,9 +107,10 @@ class OnnxPredictor:
         import onnxruntime as ort
         from transformers import AutoTokenizer
 
-        from ktrain_recipes.predictor.loading import refuse_ranker
+        from ktrain_recipes.predictor.loading import check_model_files, refuse_ranker
 
         refuse_ranker(folder, manifest)
+        check_model_files(folder, manifest)
         path = check_derived(folder, manifest, ONNX_INT8 if self.int8 else ONNX_FP32)
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL

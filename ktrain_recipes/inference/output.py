@@ -5,11 +5,64 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import stat
 import sys
+from pathlib import Path
 
 import numpy as np
 
+from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.inference.text_rules import escape
+
+# an --output suffix that names its format; .txt and .tsv keep --format (text by default)
+SUFFIX_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".parquet": "parquet", ".json": "json"}
+FORMAT_KEEPING = (".txt", ".tsv", "")
+
+
+def output_format(fmt: str, output: str | os.PathLike | None) -> str:
+    """The output format: from ``--output``'s suffix (.csv, .json, .jsonl, .parquet), else ``--format``. Any
+    other suffix is refused, so that a file is never written in a format its name does not say."""
+    suffix = Path(output).suffix.lower() if output else ""
+    if suffix in SUFFIX_FORMATS:
+        return SUFFIX_FORMATS[suffix]
+    if suffix not in FORMAT_KEEPING:
+        raise RecipesError(f"--output '{output}': cannot tell the format from {suffix!r}; name it .txt, .tsv, .csv, "
+                           ".json, .jsonl or .parquet")
+    return fmt
+
+
+def check_output_file(output: str | os.PathLike, inputs: tuple = ()) -> Path:
+    """Refuse, before any work, an ``--output`` that is not a regular file or a new name in a writable folder
+    (a device, a pipe, a folder), or that is one of the ``inputs``: the output is renamed over that path."""
+    path = Path(output)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise RecipesError(f"cannot use --output '{path}' ({exc.strerror}): choose another file") from None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise RecipesError(f"--output '{path}' is a folder: give a file name")
+    if mode is not None and not stat.S_ISREG(mode):
+        raise RecipesError(f"--output '{path}' is not a regular file (a device or a pipe?): it would be replaced; "
+                           "give a file name")
+    for given in inputs:
+        if mode is not None and given is not None and os.path.exists(given) and os.path.samefile(path, given):
+            raise RecipesError(f"--output '{path}' is the input file: it would be overwritten; choose another name")
+    parent = path.absolute().parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise RecipesError(f"cannot write '{path}': its folder does not exist or is not writable")
+    return path
+
+
+def jsonable(value):
+    """``json.dumps``' fallback for numpy and pandas scalars (int64, bool_, float32, Timestamp)."""
+    if hasattr(value, "item"):
+        return value.item()
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def format_predictions(texts: list[str], probs: np.ndarray, label_names: list[str], fmt: str = "text",
@@ -18,13 +71,15 @@ def format_predictions(texts: list[str], probs: np.ndarray, label_names: list[st
 
     Args:
       texts: the texts.  probs: texts x labels probabilities.  label_names: the predictor's labels.
-      fmt: 'text', 'json' or 'csv'.  proba: include one probability per label.
+      fmt: 'text', 'json', 'jsonl' or 'csv'.  proba: include one probability per label.
       table: the input CSV as a DataFrame; its columns are kept in CSV and JSON output.
     """
     labels = [label_names[i] for i in probs.argmax(axis=1)]
     records = prediction_records(texts, probs, label_names, proba or fmt == "csv", table)
     if fmt == "json":
-        return json.dumps(records, indent=2, ensure_ascii=False) + "\n"
+        return json.dumps(records, indent=2, ensure_ascii=False, default=jsonable) + "\n"
+    if fmt == "jsonl":
+        return "".join(json.dumps(r, ensure_ascii=False, default=jsonable) + "\n" for r in records)
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=list(records[0]))
@@ -54,10 +109,17 @@ def prediction_records(texts: list, probs: np.ndarray, label_names: list[str], p
 
 
 def write_predictions(texts, probs, label_names, fmt="text", proba=False, output=None, table=None) -> None:
-    """Format predictions (see ``format_predictions``) and write them to ``output`` or stdout."""
+    """Format predictions (see ``format_predictions``) and write them to ``output`` (through a temporary file
+    renamed into place) or stdout."""
     content = format_predictions(texts, probs, list(label_names), fmt, proba, table)
-    if output:
-        with open(output, "w", encoding="utf-8", newline="") as f:
-            f.write(content)
-    else:
+    if not output:
         sys.stdout.write(content)
+        return
+    path = check_output_file(output)
+    partial = path.absolute().parent / f".{path.name}.partial-{os.getpid()}"
+    try:
+        with open(partial, "w", encoding="utf-8", newline="") as f:
+            f.write(content)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)

@@ -7,9 +7,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ktrain_recipes.errors import note
+from ktrain_recipes.errors import RecipesError, note
 from ktrain_recipes.data.tokens import token_lengths
-from ktrain_recipes.inference.text_rules import check_texts
+from ktrain_recipes.inference.text_rules import check_texts, cut
 
 
 @runtime_checkable
@@ -35,6 +35,7 @@ class KtrainClassifier:
         self.classes = list(predictor.get_classes())
         self.maxlen = int(predictor.preproc.maxlen)
         self.tokenizer = predictor.preproc.get_tokenizer()
+        self.pairs = getattr(predictor, "pairs", None)  # set by load_checked_predictor from the manifest
 
     def predict_proba(self, texts: list) -> np.ndarray:
         return np.asarray(self.predictor.predict(list(texts), return_proba=True)).reshape(len(texts), -1)
@@ -54,6 +55,10 @@ def classify(predictor, texts, proba: bool = False, chunk: int = 256):
     """
     model = as_classifier(predictor)
     texts = check_texts(texts)
+    if getattr(model, "pairs", None) is False and isinstance(texts[0], tuple):
+        raise RecipesError("this predictor classifies single texts, and was given text pairs: pass strings")
+    texts = [tuple(cut(p, model.maxlen) for p in t) if isinstance(t, tuple) else cut(t, model.maxlen)
+             for t in texts]
     lengths = np.array(token_lengths(model.tokenizer, texts))
     n_long = int((lengths > model.maxlen).sum())
     if n_long:

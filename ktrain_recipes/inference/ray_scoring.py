@@ -15,7 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.inference.streaming import PredictionWriter, check_input, input_format, output_format
+from ktrain_recipes.config import check_limit
+from ktrain_recipes.inference.output import output_format
+from ktrain_recipes.inference.streaming import PredictionWriter, check_input, input_format
 
 ERROR_COLUMN = "__error"
 
@@ -31,11 +33,11 @@ class _Scorer:
 
     def __call__(self, batch):
         from ktrain_recipes.inference.prediction import classify
-        from ktrain_recipes.inference.text_rules import is_blank
+        from ktrain_recipes.inference.text_rules import is_blank, unreadable
 
         texts = list(zip(batch["text"], batch[self.pair_column])) if self.pair_column else list(batch["text"])
-        bad = [not all(isinstance(p, str) and not is_blank(p) for p in (t if isinstance(t, tuple) else (t,)))
-               for t in texts]
+        bad = [not all(isinstance(p, str) and not is_blank(p) and not unreadable(p)
+                       for p in (t if isinstance(t, tuple) else (t,))) for t in texts]
         good = [t for t, b in zip(texts, bad) if not b]
         probs = np.full((len(texts), len(self.model.classes)), np.nan, dtype=np.float32)
         if good:
@@ -49,14 +51,32 @@ class _Scorer:
         return batch
 
 
+def check_address(address: str | None) -> None:
+    """Refuse, in one line, a ``--ray-address`` that is not ``auto``, ``HOST:PORT`` or ``ray://HOST:PORT``."""
+    import re
+
+    if address is None or address == "auto":
+        return
+    if not re.fullmatch(r"(ray://)?[A-Za-z0-9.\-_\[\]:]+:\d{1,5}", address) or int(address.rsplit(":", 1)[1]) > 65535:
+        raise RecipesError(f"--ray-address {address!r} is not HOST:PORT, ray://HOST:PORT or auto: give the address "
+                           "`ray start --head` printed")
+
+
 def _read(path: Path):
     import ray
 
     fmt = input_format(path)
     if fmt == "parquet":
         return ray.data.read_parquet(str(path))
-    if fmt == "csv":
-        return ray.data.read_csv(str(path))
+    if fmt == "csv":  # every column as text, as the single-process reader keeps them ("007" stays "007")
+        import pandas as pd
+        import pyarrow as pa
+        from pyarrow import csv as pacsv
+
+        header = pd.read_csv(path, nrows=0).columns
+        types = {name: pa.string() for name in header}
+        return ray.data.read_csv(str(path), convert_options=pacsv.ConvertOptions(
+            column_types=types, strings_can_be_null=False, quoted_strings_can_be_null=False))
     if fmt == "jsonl":
         return ray.data.read_json(str(path), lines=True)
     ds = ray.data.read_text(str(path))
@@ -79,10 +99,12 @@ def predict_with_ray(folder: str | os.PathLike, path: str | os.PathLike, output:
 
     from ktrain_recipes.inference.onnx_inference import load_int8_predictor
 
+    check_limit(chunk_size, "--chunk-size")
+    check_address(address)
     model = load_int8_predictor(folder)  # fail early, in the driver, on a folder without its int8 model
     path = check_input(path)
     fmt = output_format(fmt, output)
-    writer = PredictionWriter(output, fmt, model.classes, proba)
+    writer = PredictionWriter(output, fmt, model.classes, proba, inputs=(path,))
     started = not ray.is_initialized()
     if started:
         ray.init(address=address, num_cpus=None if address else (num_cpus or os.cpu_count()),
@@ -101,8 +123,8 @@ def predict_with_ray(folder: str | os.PathLike, path: str | os.PathLike, output:
             for batch in scored.iter_batches(batch_format="pandas", batch_size=None):
                 if batch[ERROR_COLUMN].any():
                     bad = int(np.argmax(batch[ERROR_COLUMN].to_numpy()))
-                    raise RecipesError(f"{path}: row {rows + bad + 1} is empty, only whitespace or not text: fix "
-                                       "or remove it")
+                    raise RecipesError(f"{path}: row {rows + bad + 1} is empty, only whitespace, not text or not "
+                                       "valid Unicode: fix or remove it")
                 probs = batch[[f"p_{n}" for n in model.classes]].to_numpy()
                 table = batch.drop(columns=[ERROR_COLUMN, *[f"p_{n}" for n in model.classes]])
                 texts = list(zip(table["text"], table[pair_column])) if pair_column else list(table["text"])

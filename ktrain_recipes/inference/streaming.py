@@ -17,7 +17,11 @@ from typing import Iterator
 
 import numpy as np
 
+from ktrain_recipes.config import check_limit
 from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.inference.output import check_output_file, jsonable, output_format
+from ktrain_recipes.inference.text_rules import unreadable
+from ktrain_recipes.predictor.swaps import HOST, clean_litter
 
 INPUT_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".parquet": "parquet"}  # anything else: one text per line
 
@@ -66,8 +70,8 @@ def read_chunks(path: str | os.PathLike, encoding: str = "utf-8", pair_column: s
             return
         if fmt == "csv":
             chunks = pd.read_csv(path, chunksize=chunk_size, dtype=str, keep_default_na=False, encoding=encoding)
-        elif fmt == "jsonl":
-            chunks = pd.read_json(path, lines=True, chunksize=chunk_size, dtype=False, encoding=encoding)
+        elif fmt == "jsonl":  # Python's own parser: pandas' drops escaped lone surrogates without a word
+            chunks = _jsonl_chunks(path, encoding, chunk_size)
         else:
             import pyarrow.parquet as pq
 
@@ -106,15 +110,56 @@ def _text_chunks(path: Path, encoding: str, chunk_size: int) -> Iterator:
     except LookupError:
         raise RecipesError(f"unknown --encoding {encoding!r}: try utf-8 or latin-1") from None
     lines: list[str] = []
-    for line in _decoded_lines(path, encoding, wide):
+    numbers: list[int] = []  # each text's line in the file, for errors: blank lines are skipped, not forgotten
+
+    def frame():
+        chunk = pd.DataFrame({"text": lines})
+        chunk.attrs["lines"] = numbers
+        return chunk
+
+    for number, line in enumerate(_decoded_lines(path, encoding, wide), 1):
         line = line.rstrip("\n").removesuffix("\r")
         if line.strip():
             lines.append(line)
+            numbers.append(number)
         if len(lines) == chunk_size:
-            yield pd.DataFrame({"text": lines})
-            lines = []
+            yield frame()
+            lines, numbers = [], []
     if lines:
-        yield pd.DataFrame({"text": lines})
+        yield frame()
+
+
+def _jsonl_chunks(path: Path, encoding: str, chunk_size: int) -> Iterator:
+    import codecs
+
+    import pandas as pd
+
+    try:
+        wide = codecs.lookup(encoding).name.startswith(("utf-16", "utf-32"))
+    except LookupError:
+        raise RecipesError(f"unknown --encoding {encoding!r}: try utf-8 or latin-1") from None
+    rows: list[dict] = []
+    for number, line in enumerate(_decoded_lines(path, encoding, wide), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise RecipesError(f"{path}: line {number} is not JSON ({exc.args[0].split(':')[0]}): give one JSON "
+                               "object per line") from None
+        if not isinstance(row, dict):
+            raise RecipesError(f"{path}: line {number} is a JSON {type(row).__name__}, not an object with a 'text' "
+                               "field")
+        for value in row.values():  # before pandas, which cannot hold them in its string columns
+            why = unreadable(value) if isinstance(value, str) else None
+            if why:
+                raise RecipesError(f"{path}: line {number} {why}")
+        rows.append(row)
+        if len(rows) == chunk_size:
+            yield pd.DataFrame(rows)
+            rows = []
+    if rows:
+        yield pd.DataFrame(rows)
 
 
 def _decoded_lines(path: Path, encoding: str, wide: bool) -> Iterator[str]:
@@ -141,8 +186,9 @@ def _check_columns(path: Path, chunk, pair_column: str | None, start: int) -> No
         bad = [i for i, v in enumerate(chunk[column]) if not isinstance(v, str)]
         if bad:
             value = chunk[column].iloc[bad[0]]
-            raise RecipesError(f"{path}: row {start + bad[0] + 1} has a {type(value).__name__} in '{column}', not a "
-                               "string: give plain text in that column")
+            what = "no text (null)" if value is None or value != value else f"a {type(value).__name__}"
+            raise RecipesError(f"{path}: row {start + bad[0] + 1} has {what} in '{column}', not a string: give "
+                               "plain text in that column")
     if "label" in chunk.columns:
         raise RecipesError(f"{path}: the input has a 'label' column, which the predictions would overwrite: rename it")
 
@@ -155,17 +201,14 @@ class PredictionWriter:
     """Writes prediction records in order, to a file beside ``output`` renamed into place by ``close``
     (or to stdout). Formats: text (label TAB text), json (one list), jsonl, csv, parquet."""
 
-    def __init__(self, output: str | os.PathLike | None, fmt: str, label_names: list[str], proba: bool):
+    def __init__(self, output: str | os.PathLike | None, fmt: str, label_names: list[str], proba: bool,
+                 inputs: tuple = ()):
         self.fmt, self.names, self.proba = fmt, list(label_names), proba
-        self.output = Path(output) if output else None
+        self.output = check_output_file(output, inputs) if output else None
         self.rows = 0
         if self.output is not None:
-            if self.output.is_dir():
-                raise RecipesError(f"--output '{self.output}' is a folder: give a file name")
-            parent = self.output.absolute().parent
-            if not parent.is_dir() or not os.access(parent, os.W_OK):
-                raise RecipesError(f"cannot write '{self.output}': its folder does not exist or is not writable")
-            self.partial = parent / f".{self.output.name}.partial-{os.getpid()}"
+            clean_litter(self.output)  # partial files of runs that were killed part-way
+            self.partial = self.output.absolute().parent / f".{self.output.name}.partial-{HOST}-{os.getpid()}"
         self._file = None
         self._csv = None
         self._parquet = None
@@ -202,7 +245,7 @@ class PredictionWriter:
                 self._csv.writerows(records)
             elif self.fmt in ("json", "jsonl"):
                 for i, record in enumerate(records):
-                    text = json.dumps(record, ensure_ascii=False)
+                    text = json.dumps(record, ensure_ascii=False, default=jsonable)
                     if self.fmt == "json":
                         text = ("  " if self.rows + i == 0 else ",\n  ") + text
                     f.write(text if self.fmt == "json" else text + "\n")
@@ -254,12 +297,6 @@ class PredictionWriter:
             self.partial.unlink(missing_ok=True)
 
 
-def output_format(fmt: str, output: str | None) -> str:
-    """The output format: from ``--output``'s suffix (.parquet, .jsonl, .csv), else ``--format``."""
-    suffix = Path(output).suffix.lower() if output else ""
-    return {".parquet": "parquet", ".jsonl": "jsonl", ".csv": "csv"}.get(suffix, fmt)
-
-
 def predict_file(predictor, path: str | os.PathLike, output: str | None = None, fmt: str = "text",
                  proba: bool = False, encoding: str = "utf-8", pair_column: str | None = None,
                  chunk_size: int = 10_000, progress: bool = True) -> int:
@@ -273,30 +310,35 @@ def predict_file(predictor, path: str | os.PathLike, output: str | None = None, 
 
     model = as_classifier(predictor)
     path = check_input(path)
+    check_limit(chunk_size, "--chunk-size")
     fmt = output_format(fmt, output)
     if fmt == "parquet" and not output:
         raise RecipesError("parquet output needs --output FILE.parquet")
-    writer = PredictionWriter(output, fmt, model.classes, proba)
+    writer = PredictionWriter(output, fmt, model.classes, proba, inputs=(path,))
     bar = tqdm(total=count_rows(path), unit="texts", file=sys.stderr, disable=not progress, dynamic_ncols=True)
     start = 0
     with writer, bar:
         for chunk in read_chunks(path, encoding, pair_column, chunk_size):
             texts = texts_of(chunk, pair_column)
+            if not texts:  # a .csv with a header only
+                continue
             try:
                 probs = classify(model, texts, proba=True)
             except RecipesError as exc:
-                raise RecipesError(_shift_row(str(exc), start, path)) from None
+                raise RecipesError(_shift_row(str(exc), start, path, chunk.attrs.get("lines"))) from None
             writer.write(texts, probs, chunk if input_format(path) != "txt" else None)
             start += len(texts)
             bar.update(len(texts))
     return start
 
 
-def _shift_row(message: str, start: int, path: Path) -> str:
-    """check_texts numbers texts within a chunk from 0: name the file's row (from 1) instead."""
+def _shift_row(message: str, start: int, path: Path, lines: list[int] | None = None) -> str:
+    """check_texts numbers texts within a chunk from 0: name the file's row (from 1) instead, or for a .txt
+    its line (blank lines counted)."""
     import re
 
     match = re.match(r"text (\d+) (.*)", message)
     if not match:
         return message
-    return f"{path}: row {start + int(match.group(1)) + 1} {match.group(2)}"
+    i = int(match.group(1))
+    return f"{path}: line {lines[i]} {match.group(2)}" if lines else f"{path}: row {start + i + 1} {match.group(2)}"

@@ -3,9 +3,15 @@ written on one line. The CLI, the streaming reader, Ray, the service and ``kr.cl
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from ktrain_recipes.errors import RecipesError
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Characters kept per token of maxlen when a text is cut before tokenizing: a wordpiece covers at least one
+# character, so the cut never changes what the model reads, except across very long runs of spaces.
+CHARS_PER_TOKEN = 100
 
 
 def is_blank(text: str) -> bool:
@@ -13,14 +19,36 @@ def is_blank(text: str) -> bool:
     return all(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Zs", "Zl", "Zp") for ch in text)
 
 
+def unreadable(text: str) -> str | None:
+    """Why the tokenizer cannot take ``text`` (a lone UTF-16 surrogate, which is not valid Unicode), or None."""
+    found = _SURROGATE.search(text)
+    return None if found is None else (f"holds a lone surrogate (U+{ord(found.group()):04X}) at character "
+                                       f"{found.start()}, which is not valid Unicode: fix the text's encoding")
+
+
+def cut(text: str, maxlen: int) -> str:
+    """``text`` cut to ``CHARS_PER_TOKEN * maxlen`` characters before it is tokenized: the tokenizer reads a
+    text in full before truncating it, so one huge line would otherwise cost memory in proportion to its size."""
+    return text[: CHARS_PER_TOKEN * maxlen]
+
+
 def check_texts(texts) -> list:
     """Validate prediction input: a string, or a non-empty sequence of strings (or of (text, text) pairs).
 
     Empty texts, and texts made only of whitespace or invisible characters, are rejected rather than
-    given a meaningless label. Lists, tuples, pandas Series and numpy arrays are accepted.
+    given a meaningless label, as are texts the tokenizer cannot read (``unreadable``). Lists, tuples, pandas
+    Series and numpy arrays are accepted; a DataFrame, a set (no order) or a mapping is refused.
     """
+    import numpy as np
+
+    if isinstance(texts, np.ndarray) and texts.ndim == 0:
+        texts = texts.item()
     if isinstance(texts, str):
         texts = [texts]
+    if type(texts).__name__ == "DataFrame":
+        raise RecipesError("a DataFrame is a table, not a list of texts: pass its text column (table['text'])")
+    if isinstance(texts, (set, frozenset)):
+        raise RecipesError("a set has no order, so the labels could not be matched to the texts: pass a list")
     if texts is None or isinstance(texts, (bytes, dict)) or not hasattr(texts, "__iter__"):
         raise RecipesError("give at least one text to classify (a string or a list of strings)")
     texts = list(texts)
@@ -37,6 +65,9 @@ def check_texts(texts) -> list:
             if is_blank(part):
                 raise RecipesError(f"text {i} is empty or only whitespace/invisible characters: there is nothing "
                                    "to classify")
+            why = unreadable(part)
+            if why:
+                raise RecipesError(f"text {i} {why}")
     if len({isinstance(t, tuple) for t in texts}) > 1:
         raise RecipesError("mix of single texts and text pairs: give one kind")
     return texts

@@ -81,6 +81,63 @@ def refuse_ranker(folder: Path, manifest: dict) -> None:
                            " and compare the scores of two texts")
 
 
+MAX_LAYERS = 96  # more than any BERT-family checkpoint has; a config declaring more is damaged or hostile
+
+
+def check_model_files(folder: Path, manifest: dict) -> None:
+    """Refuse a folder whose files disagree about the model's shape, before any weight loads: config.json's
+    layer count against the layers stored in tf_model.h5, the manifest's maxlen against the position
+    embeddings, and the tokenizer's largest id against the vocabulary. (Loaders would otherwise build missing
+    layers at random, or fail on the texts that reach a position or an id the model does not have.)"""
+    import json
+    import re
+
+    try:
+        config = json.loads((folder / "config.json").read_text())
+    except (OSError, ValueError):
+        raise RecipesError(f"'{folder}/config.json' is missing or not JSON: re-run train") from None
+    layers = config.get("num_hidden_layers", config.get("n_layers"))
+    if not isinstance(layers, int) or isinstance(layers, bool) or not 1 <= layers <= MAX_LAYERS:
+        raise RecipesError(f"'{folder}/config.json' declares {layers!r} layers (1 to {MAX_LAYERS} expected): "
+                           "re-run train")
+    weights = folder / "tf_model.h5"
+    if weights.is_file():
+        import h5py
+
+        names: list[str] = []
+        with h5py.File(weights, "r") as f:
+            f.visit(names.append)
+        stored = {int(i) for name in names for i in re.findall(r"layer_\._(\d+)$", name)}
+        if stored and stored != set(range(layers)):  # ALBERT shares one layer: nothing to count
+            raise RecipesError(f"'{folder}/config.json' declares {layers} layers but tf_model.h5 holds "
+                               f"{len(stored)}: the folder was edited; re-run train")
+    positions, maxlen = config.get("max_position_embeddings"), manifest.get("maxlen")
+    if isinstance(positions, int) and isinstance(maxlen, int) and maxlen > positions:
+        raise RecipesError(f"'{folder}': the manifest's maxlen {maxlen} is past the model's {positions} positions: "
+                           "re-run train")
+    vocab = config.get("vocab_size")
+    largest = _largest_token_id(folder)
+    if isinstance(vocab, int) and largest is not None and largest >= vocab:
+        raise RecipesError(f"'{folder}': the tokenizer gives ids up to {largest}, past the model's vocabulary of "
+                           f"{vocab}: the tokenizer files do not belong to this model; re-run train")
+
+
+def _largest_token_id(folder: Path) -> int | None:
+    """The largest id the folder's fast tokenizer (tokenizer.json) can give, or None without one."""
+    import json
+
+    try:
+        spec = json.loads((folder / "tokenizer.json").read_text())
+    except (OSError, ValueError):
+        return None
+    vocab = (spec.get("model") or {}).get("vocab")
+    ids = list(vocab.values()) if isinstance(vocab, dict) else list(range(len(vocab))) if isinstance(vocab, list) \
+        else []
+    ids += [t.get("id") for t in spec.get("added_tokens") or [] if isinstance(t, dict)]
+    ids = [i for i in ids if isinstance(i, int)]
+    return max(ids) if ids else None
+
+
 def load_checked_predictor(folder: str | os.PathLike, batch_size: int = 32, strict: bool = False,
                            unpickle_preproc: bool = False):
     """Load a saved predictor as a ktrain ``TextPredictor``, checked against its manifest, without its pickle.
@@ -94,9 +151,11 @@ def load_checked_predictor(folder: str | os.PathLike, batch_size: int = 32, stri
     """
     def load(folder: Path, manifest: dict):
         refuse_ranker(folder, manifest)
-        if unpickle_preproc:
-            return _load_with_pickle(folder, batch_size)
-        return _rebuild_predictor(folder, manifest, batch_size)
+        check_model_files(folder, manifest)
+        predictor = (_load_with_pickle(folder, batch_size) if unpickle_preproc
+                     else _rebuild_predictor(folder, manifest, batch_size))
+        predictor.pairs = manifest.get("pairs")  # True, False, or None when the save did not record it
+        return predictor
 
     return load_consistent(folder, load, strict)
 

@@ -97,7 +97,10 @@ def clean_litter(out: Path) -> None:
     for path in list(out.parent.glob(f".{out.name}.partial-*")) + list(out.parent.glob(f".{out.name}.old-*")):
         owner = _owner(path, out.name)
         if owner and not _alive(*owner):
-            shutil.rmtree(path, ignore_errors=True)
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)  # a partial output file of a killed ``predict --output``
             removed.append(path.name)
     if removed:
         note(f"note: removed {len(removed)} folder(s) left by interrupted runs: {', '.join(removed)}")

@@ -92,8 +92,12 @@ def load_ethics(task: Task, data: str | os.PathLike | None, split: str = "test",
             if not path.is_file():
                 why = " (its training split is not in this copy; the hub has it)" if path == train_file else ""
                 raise RecipesError(f"no {path}{why}: point --data at a folder laid out like the ETHICS archive")
+        _check_header(train_file, task)  # load_data would suggest --label-column, which ethics does not have
         ds = load_data(train_file, task.columns, LABELS, val_fraction=val_fraction, seed=seed, hold_out=False)
         ds.splits["test"] = _file_order(test_file, task)
+    if task.group and len(ds.splits["test"][0]) < task.group:
+        raise RecipesError(f"{task.name}'s test split has {len(ds.splits['test'][0])} rows, fewer than one group of "
+                           f"{task.group}: exact match needs whole groups; give the archive's full test file")
     if task.name == "virtue":
         ds.splits = {s: ([_virtue_pair(t) if isinstance(t, str) else t for t in x], y) for s, (x, y) in
                      ds.splits.items()}
@@ -227,6 +231,21 @@ def group_exact_match(correct: list[bool], groups: list) -> float:
     for ok, group in zip(correct, groups):
         right[group] = right.get(group, True) and bool(ok)
     return float(np.mean(list(right.values())))
+
+
+def _check_header(path: Path, task: Task) -> None:
+    """Refuse a task file without the task's columns, naming the file the archive's own layout expects."""
+    import pandas as pd
+
+    try:
+        header = list(pd.read_csv(path, nrows=0).columns)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise RecipesError(f"{path}: not a CSV file ({str(exc).splitlines()[0][:120]}): use the archive's file") \
+            from None
+    missing = [c for c in (task.columns.text, task.columns.label, task.columns.pair) if c and c not in header]
+    if missing:
+        raise RecipesError(f"{path}: no column(s) {', '.join(missing)} (has: {', '.join(map(str, header))}): "
+                           f"{task.name} reads the ETHICS archive's own files unchanged")
 
 
 def _file_order(path: Path, task: Task) -> tuple[list, list[str]]:

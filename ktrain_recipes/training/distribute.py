@@ -26,13 +26,7 @@ def make_strategy(kind: str, devices: int | None = None):
     import tensorflow as tf
 
     if kind == "multiworker":
-        if not os.environ.get("TF_CONFIG"):
-            raise RecipesError("--distribute multiworker reads the cluster from TF_CONFIG, which is not set: see "
-                               "README, 'Training on several devices'")
-        try:
-            json.loads(os.environ["TF_CONFIG"])
-        except ValueError:
-            raise RecipesError("TF_CONFIG is not valid JSON: see README, 'Training on several devices'") from None
+        check_tf_config(os.environ.get("TF_CONFIG"))
         return tf.distribute.MultiWorkerMirroredStrategy()
     gpus = tf.config.list_physical_devices("GPU")
     if devices and not gpus:
@@ -46,6 +40,44 @@ def make_strategy(kind: str, devices: int | None = None):
         names = [d.name for d in tf.config.list_logical_devices("CPU")]
         return tf.distribute.MirroredStrategy(names)
     return tf.distribute.MirroredStrategy()
+
+
+_SEE = "see README, 'Training on several devices'"
+
+
+def check_tf_config(raw: str | None) -> dict:
+    """Check TF_CONFIG's shape before TensorFlow reads it (TensorFlow trains alone on a misspelt key, and waits
+    without end for a worker it was told of): ``{"cluster": {"worker": ["host:port", ...], ...}, "task":
+    {"type": "worker", "index": N}}``. Return it parsed."""
+    if not raw:
+        raise RecipesError(f"--distribute multiworker reads the cluster from TF_CONFIG, which is not set: {_SEE}")
+    try:
+        config = json.loads(raw)
+    except ValueError:
+        raise RecipesError(f"TF_CONFIG is not valid JSON: {_SEE}") from None
+    if not isinstance(config, dict):
+        raise RecipesError(f"TF_CONFIG must be a JSON object with 'cluster' and 'task', got {type(config).__name__}: "
+                           f"{_SEE}")
+    unknown = set(config) - {"cluster", "task", "environment", "rpc_layer"}
+    if unknown or "cluster" not in config or "task" not in config:
+        raise RecipesError(f"TF_CONFIG needs the keys 'cluster' and 'task'"
+                           f"{' (unknown: ' + ', '.join(sorted(unknown)) + ')' if unknown else ''}: {_SEE}")
+    cluster, task = config["cluster"], config["task"]
+    if not isinstance(cluster, dict) or not cluster:
+        raise RecipesError(f"TF_CONFIG's 'cluster' must map job names to address lists: {_SEE}")
+    for job, addresses in cluster.items():
+        if job not in ("chief", "worker", "evaluator", "ps") or not isinstance(addresses, list) or not addresses \
+                or not all(isinstance(a, str) and a.rpartition(":")[2].isdigit() for a in addresses):
+            raise RecipesError(f"TF_CONFIG's cluster '{job}' must be chief, worker, evaluator or ps, with a list of "
+                               f"'host:port' addresses: {_SEE}")
+    if not isinstance(task, dict) or task.get("type") not in cluster or isinstance(task.get("index"), bool) \
+            or not isinstance(task.get("index"), int):
+        raise RecipesError(f"TF_CONFIG's 'task' must be {{\"type\": one of {', '.join(cluster)}, \"index\": N}}: "
+                           f"{_SEE}")
+    if not 0 <= task["index"] < len(cluster[task["type"]]):
+        raise RecipesError(f"TF_CONFIG's task index {task['index']} is past the {len(cluster[task['type']])} "
+                           f"'{task['type']}' address(es) of its cluster: {_SEE}")
+    return config
 
 
 def is_chief(strategy) -> bool:
