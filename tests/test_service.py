@@ -106,7 +106,7 @@ def test_settings_are_checked_when_made():
 
     with pytest.raises(RecipesError, match="--backend must be one of"):
         ServiceSettings("x", backend="gpu")
-    with pytest.raises(RecipesError, match="--max-batch must be at least 1"):
+    with pytest.raises(RecipesError, match="--max-batch must be a whole number from 1 to 100000, got 0"):
         ServiceSettings("x", max_batch=0)
 
 
@@ -133,14 +133,33 @@ def test_the_int8_service_imports_no_tensorflow_and_never_runs_the_pickle(export
     assert not marker.exists()
 
 
-def test_binding_beyond_loopback_warns(monkeypatch, exported, capsys):
+def test_binding_beyond_loopback_without_a_key_warns(monkeypatch, exported, capsys, tmp_path):
+    import socket
+
     import uvicorn
 
-    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)
+    import ktrain_recipes.inference.service as service
+
+    bound = []
+
+    def loopback(host, port):  # the test never listens beyond 127.0.0.1: the bind is made there instead
+        bound.append(host)
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        return sock
+
+    monkeypatch.setattr(service, "bind", loopback)
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: None)
+    monkeypatch.setattr("logging.basicConfig", lambda **k: None)  # its handler would outlive this test's stderr
+    monkeypatch.delenv("KTRAIN_RECIPES_API_KEY", raising=False)
     assert cli.main(["serve", "--predictor", str(exported), "--host", "0.0.0.0"]) == 0
-    assert "no authentication" in capsys.readouterr().err
+    assert "without an API key" in capsys.readouterr().err and bound == ["0.0.0.0"]
+    (tmp_path / "key").write_text("s3cret\n")
+    assert cli.main(["serve", "--predictor", str(exported), "--host", "0.0.0.0", "--api-key-file",
+                     str(tmp_path / "key")]) == 0
+    assert "without an API key" not in capsys.readouterr().err
     assert cli.main(["serve", "--predictor", str(exported)]) == 0
-    assert "no authentication" not in capsys.readouterr().err
+    assert "without an API key" not in capsys.readouterr().err
 
 
 async def _load(url: str, n: int, concurrency: int, on_half=None, seconds: float = 120.0) -> list[dict]:

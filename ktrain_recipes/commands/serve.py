@@ -8,8 +8,8 @@ HELP = "serve a saved predictor over HTTP: /predict, /health, /metadata, a web p
 
 def add_arguments(p) -> None:
     add_flags(p, ServiceSettings)
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (other than 127.0.0.1: no "
-                                                       "authentication, a warning is printed)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (another than this machine's own "
+                                                       "without an API key: a warning is printed)")
     p.add_argument("--port", type=int, default=8000, help="port to listen on")
 
 

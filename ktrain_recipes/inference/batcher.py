@@ -1,40 +1,91 @@
 """Micro-batching: the texts of requests that arrive together go through one model call, on one thread.
 
-One thread also means the Rust tokenizer is never used from two threads at once ("Already borrowed").
+One thread also means the Rust tokenizer is never used from two threads at once ("Already borrowed"). Each
+request is answered by the model it was validated against (a hot swap never mixes models within a batch); the
+queue is bounded in texts (past it: ``QueueFull``, answered 429); a request still waiting at its deadline is
+dropped (``DeadlineExceeded``, answered 503); and when a model call fails, the batch is split so that only the
+request at fault gets the error.
 """
 
 import asyncio
+import logging
+import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
 
 from ktrain_recipes.inference.service_model import LoadedModel
+
+log = logging.getLogger("ktrain_recipes.inference.service")
+
+
+class QueueFull(Exception):
+    """More texts are waiting than the queue holds."""
+
+
+class DeadlineExceeded(Exception):
+    """A request waited past its deadline before its model call began."""
+
+
+class ModelCallFailed(Exception):
+    """The model could not classify this request's texts (the message says why, in one line)."""
+
+
+@dataclass
+class Job:
+    texts: list
+    model: LoadedModel
+    future: asyncio.Future
+    deadline: float | None  # loop time
+    queued: float = field(default_factory=time.perf_counter)
+    started: float | None = None
 
 
 class MicroBatcher:
     """Joins the texts of requests that arrive together into one model call, on one worker thread."""
 
-    def __init__(self, model: LoadedModel, max_batch: int, max_wait_ms: float):
+    def __init__(self, model: LoadedModel, max_batch: int, max_wait_ms: float, max_queue: int | None = None,
+                 on_call=None):
+        """``on_call(texts, ok)``: told of every model call (the service's metrics)."""
         self.model, self.max_batch, self.max_wait = model, max_batch, max_wait_ms / 1000
-        self.queue: asyncio.Queue | None = None
-        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="model")
+        self.max_queue, self.on_call = max_queue, on_call or (lambda texts, ok: None)
         self.calls = 0
+        self.queue: asyncio.Queue | None = None
+        self.waiting = 0  # texts queued, not yet in a model call
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="model")
+        self._carry: list[Job] = []  # jobs of another model than the batch being built: first in the next one
 
-    async def predict(self, texts: list) -> tuple[Any, LoadedModel]:
-        """Probabilities for ``texts`` (texts x labels) and the model that gave them."""
-        future = asyncio.get_running_loop().create_future()
-        await self.queue.put((texts, future))
-        return await future
+    async def predict(self, texts: list, model: LoadedModel | None = None,
+                      timeout_s: float | None = None) -> tuple[Any, LoadedModel, Job]:
+        """Probabilities for ``texts`` (texts x labels) from ``model`` (the one the request was checked against),
+        the model that gave them, and the job's timings."""
+        if self.max_queue is not None and self.waiting + len(texts) > self.max_queue:
+            raise QueueFull(f"{self.waiting} texts are waiting (the queue holds {self.max_queue})")
+        loop = asyncio.get_running_loop()
+        job = Job(texts, model or self.model, loop.create_future(), loop.time() + timeout_s if timeout_s else None)
+        self.waiting += len(texts)
+        await self.queue.put(job)
+        probs, used = await job.future
+        return probs, used, job
 
     async def run(self) -> None:
         self.queue = asyncio.Queue()
         loop = asyncio.get_running_loop()
         while True:
-            # requests that arrived while the model was busy are all here: take them (up to max_batch); when
-            # the model was idle, wait at most max_wait for company
-            batch = [await self.queue.get()]
-            size = len(batch[0][0])
-            deadline = loop.time() + self.max_wait
-            while size < self.max_batch:
+            batch = await self._gather(loop)
+            if batch:
+                await self._call(loop, batch)
+
+    async def _gather(self, loop) -> list[Job]:
+        """Requests that arrived while the model was busy are all queued: take them (up to max_batch texts, all of
+        one model); when the model was idle, wait at most max_wait for company. Expired requests are dropped."""
+        first = self._carry.pop(0) if self._carry else await self.queue.get()
+        batch, size = [first], len(first.texts)
+        deadline = loop.time() + self.max_wait
+        while size < self.max_batch:
+            if self._carry and self._carry[0].model is first.model:
+                item = self._carry.pop(0)
+            else:
                 try:
                     item = self.queue.get_nowait()
                 except asyncio.QueueEmpty:
@@ -42,20 +93,50 @@ class MicroBatcher:
                         break
                     await asyncio.sleep(self.max_wait / 4)
                     continue
-                batch.append(item)
-                size += len(item[0])
-            model = self.model  # a hot swap changes self.model between batches, never within one
-            texts = [t for texts, _ in batch for t in texts]
-            try:
-                probs = await loop.run_in_executor(self.worker, model.classifier.predict_proba, texts)
-            except Exception as exc:  # noqa: BLE001  (the waiting requests get the error, the loop goes on)
-                for _, future in batch:
-                    if not future.done():
-                        future.set_exception(exc)
-                continue
-            self.calls += 1
-            start = 0
-            for texts, future in batch:
-                if not future.done():
-                    future.set_result((probs[start:start + len(texts)], model))
-                start += len(texts)
+            if item.model is not first.model:  # validated against another model (a swap): its own batch
+                self._carry.append(item)
+                break
+            batch.append(item)
+            size += len(item.texts)
+        now = loop.time()
+        live = []
+        for job in batch:
+            if job.deadline is not None and now > job.deadline:
+                self.waiting -= len(job.texts)
+                if not job.future.done():
+                    job.future.set_exception(DeadlineExceeded("the request waited past its deadline"))
+            else:
+                live.append(job)
+        return live
+
+    async def _call(self, loop, batch: list[Job]) -> None:
+        model = batch[0].model
+        for job in batch:
+            self.waiting -= len(job.texts)
+            job.started = time.perf_counter()
+        texts = [t for job in batch for t in job.texts]
+        try:
+            probs = await loop.run_in_executor(self.worker, model.classifier.predict_proba, texts)
+        except Exception as exc:  # noqa: BLE001  (split the batch: only the request at fault fails)
+            self.on_call(len(texts), False)
+            if len(batch) == 1:
+                self._fail(batch[0], exc)
+                return
+            for job in batch:
+                await self._call(loop, [job])
+            return
+        self.calls += 1
+        self.on_call(len(texts), True)
+        start = 0
+        for job in batch:
+            if not job.future.done():
+                job.future.set_result((probs[start:start + len(job.texts)], model))
+            start += len(job.texts)
+
+    @staticmethod
+    def _fail(job: Job, exc: Exception) -> None:
+        why = (str(exc).splitlines() or [""])[0][:200]
+        log.warning("a request's model call failed (%s: %s); the other requests were answered",
+                    type(exc).__name__, why)
+        if not job.future.done():
+            job.future.set_exception(ModelCallFailed(f"the model could not classify these texts ({why})"))

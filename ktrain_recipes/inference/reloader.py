@@ -14,25 +14,48 @@ log = logging.getLogger("ktrain_recipes.inference.service")
 class Reloader:
     """Watches the folder's manifest; loads a new save beside the serving one and swaps it in."""
 
-    def __init__(self, settings: ServiceSettings, batcher: MicroBatcher):
+    # after a failed load of one save: wait this long before trying it again (a copy into the folder may still
+    # be under way), doubling up to MAX_BACKOFF_S; a save with another manifest is tried at once
+    FIRST_BACKOFF_S, MAX_BACKOFF_S = 2.0, 60.0
+
+    def __init__(self, settings: ServiceSettings, batcher: MicroBatcher, on_reload=None):
+        """``on_reload(ok)``: told of every reload attempt (the service's metrics)."""
         self.settings, self.batcher = settings, batcher
+        self.on_reload = on_reload or (lambda ok: None)
         self.failed_digest: str | None = None
+        self.retry_at = 0.0
+        self.backoff = self.FIRST_BACKOFF_S
         self.swaps = 0
+        self.failures = 0
+
+    def due(self, digest: str | None, now: float) -> bool:
+        """Whether to try loading the save whose manifest digest is ``digest``."""
+        if digest is None or digest == self.batcher.model.digest:
+            return False  # mid-swap, or the save already serving
+        return digest != self.failed_digest or now >= self.retry_at
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(self.settings.reload_interval)
             digest = manifest_digest(self.settings.predictor)
-            if digest is None or digest in (self.batcher.model.digest, self.failed_digest):
-                continue  # no change, mid-swap, or a save that already failed to load
+            if not self.due(digest, loop.time()):
+                continue
             try:
                 model = await loop.run_in_executor(None, load_model, self.settings.predictor, self.settings.backend,
                                                    self.settings.threads)
             except Exception as exc:  # noqa: BLE001  (a bad save must never stop the service)
-                self.failed_digest = digest
-                log.warning("not reloading '%s' (the old model keeps serving): %s", self.settings.predictor, exc)
+                self.backoff = self.backoff * 2 if digest == self.failed_digest else self.FIRST_BACKOFF_S
+                self.backoff = min(self.backoff, self.MAX_BACKOFF_S)
+                self.failed_digest, self.retry_at = digest, loop.time() + self.backoff
+                self.failures += 1
+                self.on_reload(False)
+                log.warning("not reloading '%s' (the old model keeps serving; trying again in %.0f s or when the "
+                            "folder changes): %s", self.settings.predictor, self.backoff,
+                            str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
                 continue
             self.batcher.model = model
+            self.failed_digest, self.backoff = None, self.FIRST_BACKOFF_S
             self.swaps += 1
+            self.on_reload(True)
             log.warning("reloaded '%s': now serving save %s", self.settings.predictor, model.identity["save_id"])

@@ -1,14 +1,20 @@
-"""Serve a saved predictor over HTTP (FastAPI + uvicorn): ``POST /predict``, ``GET /health``, ``GET /metadata``,
-a web page at ``/`` and the OpenAPI page at ``/docs``.
+"""Serve a saved predictor over HTTP (FastAPI + uvicorn): ``POST /predict``, ``/health/live``, ``/health/ready``
+(``/health``), ``/metrics``, ``/metadata``, a web page at ``/`` and the OpenAPI page at ``/docs``.
 
 What ktrain's FAQ Flask app lacks, and this adds:
-* the int8 ONNX backend when the folder has one: no TensorFlow and no pickle in the process;
-* micro-batching: requests that arrive together are joined into one model call (at most ``max_batch`` texts,
-  waiting at most ``max_wait_ms`` for company), run on one worker thread, off the event loop. One thread
-  also means the Rust tokenizer is never used from two threads at once ("Already borrowed");
-* hot swap: when a new predictor is saved into the folder, it is loaded beside the old one and swapped in
-  between two batches; a folder that fails its manifest check is logged and the old model keeps serving;
-* bad input gets a 4xx with a one-line JSON error (``{"error": "..."}``), never a 5xx.
+* the int8 ONNX backend when the folder has one: no TensorFlow and no pickle in the process (``--backend auto``
+  falls back to ktrain's predictor, with a warning, when the int8 file is damaged);
+* micro-batching (``batcher``): requests that arrive together share one model call on one worker thread, off
+  the event loop; the queue is bounded (429 with Retry-After past ``max_queue`` texts), each request has a
+  deadline (503 with Retry-After past ``timeout_ms``), and a failing model call is split so that only the
+  request at fault gets an error;
+* hot swap (``reloader``): a new save in the folder is loaded beside the old one and swapped in between two
+  batches; a request is answered by the model it was checked against; a save that fails to load is retried
+  after a back-off or when the folder changes again, while the old model keeps serving;
+* operations: liveness apart from readiness (not ready while draining), Prometheus metrics, an optional API key
+  and CORS allow-list, ``X-Request-ID``, ``x-queue-time-ms`` and ``x-inference-time-ms`` headers, HEAD wherever
+  GET works, and on SIGTERM a drain of the requests in flight (``drain_s``);
+* every error is JSON with one line (``{"error": "..."}``): 4xx for what a client sent, never a plain-text page.
 """
 
 
@@ -19,37 +25,51 @@ from importlib import resources
 from typing import Any
 
 from ktrain_recipes import compat  # noqa: F401
-from ktrain_recipes.errors import note
-from ktrain_recipes.inference.batcher import MicroBatcher
+from ktrain_recipes.errors import RecipesError, note
+from ktrain_recipes.inference.batcher import DeadlineExceeded, MicroBatcher, ModelCallFailed, QueueFull
 from ktrain_recipes.inference.reloader import Reloader
 from ktrain_recipes.inference.service_model import LoadedModel, load_model
 from ktrain_recipes.inference.service_settings import ServiceSettings
-from ktrain_recipes.inference.text_rules import is_blank
+from ktrain_recipes.inference.service_metrics import ServiceMetrics
+from ktrain_recipes.inference.text_rules import is_blank, unreadable
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
-def _error(status: int, message: str):
+def _error(status: int, message: str, headers: dict | None = None):
     from fastapi.responses import JSONResponse
 
-    return JSONResponse({"error": message}, status_code=status)
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
 def create_app(settings: ServiceSettings, model: LoadedModel | None = None):
     """Build the FastAPI app for ``settings.predictor`` (``model``: an already loaded one)."""
     from fastapi import FastAPI
 
+    from ktrain_recipes.inference.service_guard import Guard
     from ktrain_recipes.versions import __version__
 
     model = model or load_model(settings.predictor, settings.backend, settings.threads)
-    batcher = MicroBatcher(model, settings.max_batch, settings.max_wait_ms)
-    reloader = Reloader(settings, batcher)
+    metrics = ServiceMetrics()
+    metrics.serve(model.identity)
+    batcher = MicroBatcher(model, settings.max_batch, settings.max_wait_ms, settings.max_queue,
+                           on_call=metrics.model_call)
+    reloader = Reloader(settings, batcher, on_reload=metrics.reload)
     app = FastAPI(title="ktrain-recipes predictor", version=__version__,
                   lifespan=_lifespan(settings, batcher, reloader),
                   description="Classify texts with a saved ktrain-recipes predictor.")
     app.state.batcher, app.state.reloader, app.state.settings = batcher, reloader, settings
-    _add_error_handling(app, settings)
-    _add_routes(app, settings, batcher, reloader)
+    app.state.metrics, app.state.draining = metrics, False
+    _add_error_handling(app)
+    _add_routes(app, settings, batcher, reloader, metrics)
+    if settings.origins():
+        from starlette.middleware.cors import CORSMiddleware
+
+        app.add_middleware(CORSMiddleware, allow_origins=settings.origins(), allow_methods=["GET", "POST"],
+                           allow_headers=["authorization", "content-type", "x-request-id"],
+                           expose_headers=["x-request-id", "x-queue-time-ms", "x-inference-time-ms"])
+    app.add_middleware(Guard, max_body_bytes=settings.max_body_bytes, api_key=settings.api_key(), metrics=metrics,
+                       max_concurrent=settings.max_concurrent)
     return app
 
 
@@ -72,19 +92,12 @@ def _lifespan(settings: ServiceSettings, batcher: MicroBatcher, reloader: Reload
     return lifespan
 
 
-def _add_error_handling(app, settings: ServiceSettings) -> None:
-    """Every error a client causes is a JSON 4xx with one line: the body limit, invalid bodies, HTTP errors."""
+def _add_error_handling(app) -> None:
+    """Every error is JSON with one line: 4xx for what a client sent (invalid bodies, HTTP errors), and a 500
+    that names the failure without a traceback for anything else."""
     from fastapi import Request
     from fastapi.exceptions import RequestValidationError
     from starlette.exceptions import HTTPException
-
-    @app.middleware("http")
-    async def limit_body(request: Request, call_next):
-        length = request.headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > settings.max_body_bytes):
-            return _error(413, f"the request body is over {settings.max_body_bytes} bytes: send fewer or shorter "
-                               "texts per request")
-        return await call_next(request)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError):
@@ -99,6 +112,12 @@ def _add_error_handling(app, settings: ServiceSettings) -> None:
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException):
         return _error(exc.status_code, str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def failure(request: Request, exc: Exception):
+        logging.getLogger("ktrain_recipes.inference.service").warning(
+            "%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, str(exc)[:200])
+        return _error(500, f"the server failed ({type(exc).__name__}); the request may be retried")
 
 
 def check_request(texts: list | None, pairs: list | None, current: LoadedModel, max_chars: int):
@@ -119,35 +138,80 @@ def check_request(texts: list | None, pairs: list | None, current: LoadedModel, 
                 return f"{kind}[{i}] is {len(part)} characters, over the limit of {max_chars}: shorten it"
             if is_blank(part):
                 return f"{kind}[{i}] is empty or only whitespace: there is nothing to classify"
+            why = unreadable(part)
+            if why:
+                return f"{kind}[{i}] {why}"
     return items
 
 
-def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader: Reloader) -> None:
+def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader: Reloader,
+                metrics: ServiceMetrics) -> None:
+    from fastapi import Response
     from fastapi.responses import HTMLResponse
 
     from ktrain_recipes.inference.service_schemas import ERRORS, PredictResponse, predict_request
     from ktrain_recipes.versions import package_versions
 
     PredictRequest = predict_request(settings.max_batch)
+    busy = {"Retry-After": "1"}
 
     @app.post("/predict", response_model=PredictResponse, responses=ERRORS)
-    async def predict(body: PredictRequest) -> Any:
+    async def predict(body: PredictRequest, response: Response) -> Any:
         """Classify texts (or text pairs): the label and each label's probability, per text."""
-        items = check_request(body.texts, body.pairs, batcher.model, settings.max_chars)
+        start = time.perf_counter()
+        current = batcher.model  # checked against this model, and answered by it
+        items = check_request(body.texts, body.pairs, current, settings.max_chars)
         if isinstance(items, str):
             return _error(422, items)
-        probs, used = await batcher.predict(items)
+        try:
+            probs, used, job = await batcher.predict(items, current, settings.timeout_ms / 1000)
+        except QueueFull as exc:
+            return _error(429, f"the server is busy ({exc}): retry after a second", busy)
+        except DeadlineExceeded:
+            return _error(503, f"no answer within {settings.timeout_ms:g} ms: retry after a second", busy)
+        except ModelCallFailed as exc:
+            return _error(500, str(exc))
+        finally:
+            metrics.queue_depth.set(batcher.waiting)
+        done = time.perf_counter()
+        queued, inference = job.started - job.queued, done - job.started
+        metrics.queue_time.observe(queued)
+        metrics.latency.observe(done - start)
+        response.headers["x-queue-time-ms"] = f"{queued * 1000:.2f}"
+        response.headers["x-inference-time-ms"] = f"{inference * 1000:.2f}"
         names = used.classifier.classes
         predictions = [{"label": names[int(row.argmax())],
                         "probabilities": {n: round(float(p), 6) for n, p in zip(names, row)}} for row in probs]
         return {"predictions": predictions, "model": used.identity}
 
-    @app.get("/health")
-    async def health() -> dict:
-        """Liveness, and which save is serving."""
+    @app.api_route("/health/live", methods=["GET", "HEAD"])
+    async def live() -> dict:
+        """Liveness: the process answers."""
+        return {"status": "live"}
+
+    @app.api_route("/health/ready", methods=["GET", "HEAD"])
+    async def ready() -> Any:
+        """Readiness: a model is loaded and the service is not draining (503 otherwise)."""
+        if app.state.draining:
+            return _error(503, "draining: the service is shutting down", busy)
+        return {"status": "ready", "model": batcher.model.identity}
+
+    @app.api_route("/health", methods=["GET", "HEAD"])
+    async def health() -> Any:
+        """Readiness, and which save is serving (kept for clients of earlier versions)."""
+        if app.state.draining:
+            return _error(503, "draining: the service is shutting down", busy)
         return {"status": "ok", "model": batcher.model.identity, "swaps": reloader.swaps}
 
-    @app.get("/metadata")
+    @app.api_route("/metrics", methods=["GET", "HEAD"], include_in_schema=False)
+    async def prometheus() -> Response:
+        from prometheus_client import CONTENT_TYPE_LATEST
+
+        metrics.queue_depth.set(batcher.waiting)
+        metrics.serve(batcher.model.identity)
+        return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
+
+    @app.api_route("/metadata", methods=["GET", "HEAD"])
     async def metadata() -> dict:
         """Labels, maxlen, backend, package versions, the predictor's validation scores and the limits."""
         current = batcher.model
@@ -155,25 +219,64 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
                 "backend": current.identity["backend"], "pairs": current.pairs, "model": current.identity,
                 "scores": current.metrics, "versions": package_versions(),
                 "limits": {"max_batch": settings.max_batch, "max_chars": settings.max_chars,
-                           "max_body_bytes": settings.max_body_bytes, "max_wait_ms": settings.max_wait_ms}}
+                           "max_body_bytes": settings.max_body_bytes, "max_wait_ms": settings.max_wait_ms,
+                           "max_queue": settings.max_queue, "max_concurrent": settings.max_concurrent,
+                           "timeout_ms": settings.timeout_ms}}
 
     page = resources.files("ktrain_recipes.inference").joinpath("page.html").read_text(encoding="utf-8")
 
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    @app.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
     async def index() -> str:
         return page
 
 
+def bind(host: str, port: int):
+    """A listening socket on ``host``:``port``, or a one-line error (a port out of range or in use, a host that
+    does not resolve or is not this machine's)."""
+    import socket
+
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise RecipesError(f"--port must be from 0 to 65535, got {port}")
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise RecipesError(f"--host {host!r} does not resolve ({exc.strerror}): give an address of this machine, "
+                           "e.g. 127.0.0.1") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise RecipesError(f"cannot listen on {host}:{port} ({exc.strerror}): choose another --port, or an address "
+                           "of this machine for --host") from None
+    return sock
+
+
 def serve(settings: ServiceSettings, host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Load the predictor and serve it with uvicorn until interrupted."""
+    """Load the predictor and serve it with uvicorn until SIGTERM or Ctrl-C, then drain: stop accepting, turn
+    not-ready, answer what is in flight (up to ``settings.drain_s``) and exit."""
     import uvicorn
 
-    if host not in LOCAL_HOSTS:
-        note(f"warning: listening on {host}: this service has no authentication; anyone who can reach the port "
-              "can use it (put it behind a proxy that authenticates)")
+    sock = bind(host, port)
+    if host not in LOCAL_HOSTS and not settings.api_key():
+        note(f"warning: listening on {host} without an API key: anyone who can reach the port can use it "
+             "(--api-key-file, or a proxy that authenticates)")
     start = time.perf_counter()
     model = load_model(settings.predictor, settings.backend, settings.threads)
+    app = create_app(settings, model)
+    port = sock.getsockname()[1]
     note(f"serving '{settings.predictor}' ({model.identity['backend']}, labels {', '.join(model.classifier.classes)}"
-          f", loaded in {time.perf_counter() - start:.1f} s) on http://{host}:{port}/  (API: /docs)")
+         f", loaded in {time.perf_counter() - start:.1f} s) on http://{host}:{port}/  (API: /docs)")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
-    uvicorn.run(create_app(settings, model), host=host, port=port, log_level="warning", access_log=False)
+
+    class DrainingServer(uvicorn.Server):
+        def handle_exit(self, sig, frame):
+            app.state.draining = True  # /health/ready answers 503 from now on
+            super().handle_exit(sig, frame)
+
+    config = uvicorn.Config(app, log_level="warning", access_log=False, log_config=None,
+                            timeout_graceful_shutdown=settings.drain_s or None)
+    DrainingServer(config).run(sockets=[sock])

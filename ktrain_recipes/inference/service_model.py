@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.errors import RecipesError, note
 from ktrain_recipes.inference.prediction import as_classifier
 from ktrain_recipes.predictor.manifest import ONNX_INT8, listed_files, read_metrics
 
@@ -24,8 +24,14 @@ def load_model(folder: str | Path, backend: str = "auto", threads: int | None = 
     """Load a saved predictor for serving: the int8 ONNX copy (``int8``), ktrain's (``ktrain``), or with
     ``auto`` the int8 copy when the folder lists one."""
     folder = Path(folder)
-    if backend == "auto":
-        backend = "int8" if ONNX_INT8 in listed_files(folder) else "ktrain"  # the load checks the hashes, once
+    if backend == "auto" and ONNX_INT8 in listed_files(folder):  # the load checks the hashes, once
+        try:
+            return load_model(folder, "int8", threads)
+        except RecipesError as exc:  # a damaged ONNX file disables only the int8 path
+            note(f"warning: serving with ktrain's predictor: the int8 model cannot be used ({exc})")
+            backend = "ktrain"
+    elif backend == "auto":
+        backend = "ktrain"
     if backend == "int8":
         from ktrain_recipes.inference.onnx_inference import load_int8_predictor
 

@@ -2,6 +2,7 @@
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ktrain_recipes.errors import RecipesError
 
@@ -26,12 +27,48 @@ class ServiceSettings:
     max_body_bytes: int = field(default=1_000_000, metadata={"help": "largest request body accepted"})
     reload_interval: float = field(default=1.0, metadata={"help": "seconds between checks for a new save in the "
                                                           "folder (0: never reload)"})
+    max_queue: int = field(default=1024, metadata={"help": "most texts waiting for the model; past it, requests "
+                                                   "get 429 with Retry-After"})
+    max_concurrent: int = field(default=256, metadata={"help": "most /predict requests in the server at once; past "
+                                                        "it, requests get 429 with Retry-After at once"})
+    timeout_ms: float = field(default=10_000.0, metadata={"help": "a request still waiting for the model after "
+                                                          "this long gets 503 with Retry-After"})
+    drain_s: float = field(default=10.0, metadata={"help": "on SIGTERM, how long requests in flight may take to "
+                                                   "finish (the service is not ready meanwhile)"})
+    api_key_file: str | None = field(default=None, metadata={
+        "help": "a file holding the API key clients must send as 'Authorization: Bearer KEY' (or set "
+                "$KTRAIN_RECIPES_API_KEY); default: no key", "parse": str})
+    cors_origin: str | None = field(default=None, metadata={
+        "help": "comma-separated origins whose web pages may call the API (CORS); default: none", "parse": str})
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
             raise RecipesError(f"--backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
-        for name in ("max_batch", "max_chars", "max_body_bytes", "threads"):
-            if getattr(self, name) < 1:
-                raise RecipesError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
-        if self.max_wait_ms < 0 or self.reload_interval < 0:
-            raise RecipesError("--max-wait-ms and --reload-interval must be 0 or more")
+        for name, least, most in [("max_batch", 1, 100_000), ("max_chars", 1, 10_000_000),
+                                  ("max_body_bytes", 1, 1 << 30), ("threads", 1, 1024), ("max_queue", 1, 10_000_000),
+                                  ("max_concurrent", 1, 100_000)]:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+                raise RecipesError(f"--{name.replace('_', '-')} must be a whole number from {least} to {most}, "
+                                   f"got {value!r}")
+        for name, least, most in [("max_wait_ms", 0, 1000), ("reload_interval", 0, 86_400),
+                                  ("timeout_ms", 1, 600_000), ("drain_s", 0, 3600)]:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (least <= value <= most):
+                raise RecipesError(f"--{name.replace('_', '-')} must be a number from {least} to {most}, "
+                                   f"got {value!r}")
+
+    def api_key(self) -> str | None:
+        """The API key: from ``api_key_file``, else $KTRAIN_RECIPES_API_KEY, else None (no key asked)."""
+        if self.api_key_file:
+            try:
+                key = Path(self.api_key_file).read_text().strip()
+            except OSError as exc:
+                raise RecipesError(f"cannot read --api-key-file '{self.api_key_file}' ({exc.strerror})") from None
+            if not key:
+                raise RecipesError(f"--api-key-file '{self.api_key_file}' is empty: put the key in it")
+            return key
+        return os.environ.get("KTRAIN_RECIPES_API_KEY") or None
+
+    def origins(self) -> list[str]:
+        return [o.strip() for o in (self.cors_origin or "").split(",") if o.strip()]

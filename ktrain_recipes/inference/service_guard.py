@@ -1,0 +1,92 @@
+"""What every request passes before a route sees it (a plain ASGI middleware): the API key, the body limit as
+the body streams in (``Transfer-Encoding: chunked`` included), a request id, and the request metrics."""
+
+from __future__ import annotations
+
+import hmac
+import json
+import uuid
+
+PUBLIC = ("/health", "/health/live", "/health/ready", "/metrics")  # health checks and scrapes need no key
+
+
+async def send_json(send, status: int, message: str, headers: list | None = None) -> None:
+    body = json.dumps({"error": message}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            *(headers or [])]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class Guard:
+    def __init__(self, app, max_body_bytes: int, api_key: str | None, metrics, max_concurrent: int):
+        self.app, self.max_body, self.key, self.metrics = app, max_body_bytes, api_key, metrics
+        self.max_concurrent, self.in_flight = max_concurrent, 0  # /predict requests inside the server
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = dict(scope.get("headers") or [])
+        request_id = headers.get(b"x-request-id", b"")[:128].decode("latin-1") or uuid.uuid4().hex
+        route = scope.get("path", "")
+        state = {"status": 500, "over": False, "replaced": False}
+        counted = False
+
+        async def tracked_send(message):
+            if state["over"]:  # the body went past the limit: the app's answer is replaced by a 413
+                if message["type"] == "http.response.start" and not state["replaced"]:
+                    state["replaced"] = True
+                    await too_large(send_with_id)
+                return
+            await send_with_id(message)
+
+        async def send_with_id(message):
+            if message["type"] == "http.response.start":
+                state["status"] = message["status"]
+                message["headers"] = [*message.get("headers", []), (b"x-request-id", request_id.encode("latin-1"))]
+            await send(message)
+
+        async def too_large(sender):
+            await send_json(sender, 413, f"the request body is over {self.max_body} bytes: send fewer or shorter "
+                            "texts per request", [(b"connection", b"close")])
+
+        try:
+            if self.key and route not in PUBLIC and scope.get("method") != "OPTIONS" and not self._authorized(headers):
+                return await send_json(send_with_id, 401, "send the API key as 'Authorization: Bearer KEY'",
+                                       [(b"www-authenticate", b"Bearer")])
+            length = headers.get(b"content-length")
+            if length is not None and (not length.isdigit() or int(length) > self.max_body):
+                return await too_large(send_with_id)
+            if route == "/predict":
+                if self.in_flight >= self.max_concurrent:  # refused before the body is read: cheap under overload
+                    return await send_json(send_with_id, 429, f"the server is busy ({self.in_flight} requests in "
+                                           "flight): retry after a second", [(b"retry-after", b"1")])
+                self.in_flight += 1
+                counted = True
+            received = 0
+
+            async def limited_receive():
+                # counts the body as it streams in (chunked bodies have no Content-Length): past the limit, the
+                # app is told the body ended, and its answer is replaced by a 413; nothing more is read
+                nonlocal received
+                if state["over"]:
+                    return {"type": "http.disconnect"}
+                message = await receive()
+                if message["type"] == "http.request":
+                    received += len(message.get("body", b""))
+                    if received > self.max_body:
+                        state["over"] = True
+                        return {"type": "http.request", "body": b"", "more_body": False}
+                return message
+
+            await self.app(scope, limited_receive, tracked_send)
+        finally:
+            if counted:
+                self.in_flight -= 1
+            known = route if route in ("/", "/predict", "/metadata", "/docs", "/openapi.json", *PUBLIC) else "other"
+            self.metrics.requests.labels(known, str(state["status"])).inc()
+
+    def _authorized(self, headers: dict) -> bool:
+        given = headers.get(b"authorization", b"").decode("latin-1")
+        scheme, _, token = given.partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), self.key.encode())

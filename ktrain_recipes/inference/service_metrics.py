@@ -1,0 +1,43 @@
+"""The service's Prometheus metrics (prometheus-client), one registry per app: requests by route and status,
+latency and queue-time histograms, queue depth, batch sizes, model calls, reloads, and the save being served."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
+
+# seconds: from 1 ms (the int8 model on one short text) to 10 s (a deadline)
+LATENCY = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+class ServiceMetrics:
+    def __init__(self):
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.requests = Counter("ktrain_recipes_requests", "HTTP requests answered, by route and status",
+                                ["route", "status"], registry=r)
+        self.latency = Histogram("ktrain_recipes_request_seconds", "time to answer a /predict request",
+                                 buckets=LATENCY, registry=r)
+        self.queue_time = Histogram("ktrain_recipes_queue_seconds", "time a /predict request waited for the model",
+                                    buckets=LATENCY, registry=r)
+        self.queue_depth = Gauge("ktrain_recipes_queue_texts", "texts waiting for the model", registry=r)
+        self.batch = Histogram("ktrain_recipes_batch_texts", "texts per model call",
+                               buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256), registry=r)
+        self.model_calls = Counter("ktrain_recipes_model_calls", "model calls, by outcome", ["outcome"], registry=r)
+        self.reloads = Counter("ktrain_recipes_reloads", "hot swaps, by outcome", ["outcome"], registry=r)
+        self.serving = Info("ktrain_recipes_serving", "the save being served", registry=r)
+
+    def model_call(self, texts: int, ok: bool) -> None:
+        self.model_calls.labels("ok" if ok else "failed").inc()
+        if ok:
+            self.batch.observe(texts)
+
+    def reload(self, ok: bool) -> None:
+        self.reloads.labels("ok" if ok else "failed").inc()
+
+    def serve(self, identity: dict) -> None:
+        self.serving.info({k: str(identity.get(k)) for k in ("save_id", "backend", "model_id", "manifest_sha256")})
+
+    def exposition(self) -> bytes:
+        from prometheus_client import generate_latest
+
+        return generate_latest(self.registry)
