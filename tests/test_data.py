@@ -176,3 +176,23 @@ def test_a_byte_order_mark_is_dropped_and_a_bad_byte_is_named_by_line_and_offset
     (tmp_path / "bad.txt").write_bytes(b"one\n\ntwo\nth\xffree\n")  # line 4 starts at byte 9
     with pytest.raises(RecipesError, match=r"line 4, byte 11 is not valid utf-8"):
         read_texts(tmp_path / "bad.txt")
+
+
+def test_without_the_hub_or_a_folder_the_shipped_slice_is_used_and_said(monkeypatch, capsys):
+    import hashlib
+    import re
+
+    from ktrain_recipes.data.loading import EMOTION_SLICE
+
+    monkeypatch.delenv("EMOTION_DATA", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    ds = load_emotion()
+    assert len(ds.texts("train")) == 1600 and len(ds.texts("validation")) == 400
+    assert ds.label_names == EMOTION_LABELS and ds.source == str(EMOTION_SLICE)
+    err = capsys.readouterr().err
+    assert "hub cannot be reached" in err and err.count("\n") == 1
+    source = (EMOTION_SLICE / "SOURCE.md").read_text()  # the checksums it states are the files'
+    for name in ("train.txt", "val.txt"):
+        digest = hashlib.sha256((EMOTION_SLICE / name).read_bytes()).hexdigest()
+        assert re.search(rf"{name} {digest}", source), name
+    assert load_data().source == str(EMOTION_SLICE)  # what train uses with --data unset

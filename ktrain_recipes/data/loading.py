@@ -14,6 +14,7 @@ from ktrain_recipes.config import check_fraction, check_limit
 from ktrain_recipes.errors import RecipesError, note
 
 HUB_DATASET = "dair-ai/emotion"
+EMOTION_SLICE = Path(__file__).parent / "emotion_slice"  # the one copy of data this package ships
 EMOTION_LABELS = ["sadness", "joy", "love", "anger", "fear", "surprise"]  # the hub's id order
 SPLIT_FILES = {"train": ["train"], "validation": ["validation", "val", "valid", "dev"], "test": ["test"]}
 FORMATS = {".txt": "text", ".csv": "csv", ".tsv": "csv", ".jsonl": "json", ".json": "json", ".parquet": "parquet"}
@@ -67,13 +68,27 @@ class LabelledTexts:
 
 
 def load_emotion(data: str | os.PathLike | None = None) -> LabelledTexts:
-    """Load emotion from a local folder (``data`` or $EMOTION_DATA) or else from the hub.
+    """Load emotion from a local folder (``data`` or $EMOTION_DATA), else from the hub, else (no hub) the slice
+    this package ships.
 
     Args:
       data: a folder holding train/val(idation)/test as ``text;label`` .txt, .csv or .parquet
-        (csv/parquet need ``text`` and ``label`` columns). None: $EMOTION_DATA, then the hub.
+        (csv/parquet need ``text`` and ``label`` columns). None: $EMOTION_DATA, then the hub, then the slice.
     """
-    return load_data(data or os.environ.get("EMOTION_DATA") or HUB_DATASET)
+    return load_data(data or os.environ.get("EMOTION_DATA") or default_emotion())
+
+
+def default_emotion() -> str:
+    """The emotion dataset to use when no folder is named: the hub's, or where the hub cannot be reached, the
+    2,000-text slice shipped with this package (``data/emotion_slice``, see its SOURCE.md), saying so."""
+    from ktrain_recipes.models import hub_reachable
+
+    if hub_reachable():
+        return HUB_DATASET
+    note(f"note: the Hugging Face hub cannot be reached: using the slice of emotion shipped with ktrain_recipes "
+         f"(1,600 training, 400 validation texts; {EMOTION_SLICE / 'SOURCE.md'}); --data or $EMOTION_DATA names "
+         "the full dataset")
+    return str(EMOTION_SLICE)
 
 
 def load_data(source: str | os.PathLike | None = None, columns: Columns | None = None,
@@ -83,7 +98,7 @@ def load_data(source: str | os.PathLike | None = None, columns: Columns | None =
 
     Args:
       source: a folder with train/val/test files, one .txt/.csv/.tsv/.jsonl/.parquet file, or a hub id.
-        None: emotion ($EMOTION_DATA, else the hub).
+        None: emotion ($EMOTION_DATA, else the hub, else the slice shipped with this package).
       columns: the text, label and optional pair columns (default: text, label).
       labels: the label names, in id order: integer labels are positions in this list.
         Default: the hub's ClassLabel names, else the six emotions when the data has exactly those,
@@ -93,7 +108,7 @@ def load_data(source: str | os.PathLike | None = None, columns: Columns | None =
       hold_out: False leaves train whole (a caller that splits by groups does it itself).
     """
     columns = columns or Columns()
-    source = str(source or os.environ.get("EMOTION_DATA") or HUB_DATASET)
+    source = str(source or os.environ.get("EMOTION_DATA") or default_emotion())
     path = Path(source).expanduser()
     if path.is_dir():
         raw, class_names, files = _read_folder(path, columns), None, {}
