@@ -62,8 +62,10 @@ DISTRIBUTE = ("none", "mirrored", "multiworker")  # --distribute's choices (trai
 GROUPS = ("model", "data", "sample", "training", "output")  # each command takes some of these (see cli)
 
 
-def _setting(group: str, default, help: str, parse=None):
-    return field(default=default, metadata={"group": group, "help": help, "parse": parse})
+def _setting(group: str, default, help: str, parse=None, hidden: bool = False):
+    """A field with its settings group, its flag's help and parser; ``hidden``: a flag left out of --help (the
+    test harness's, not the learner's)."""
+    return field(default=default, metadata={"group": group, "help": help, "parse": parse, "hidden": hidden})
 
 
 @dataclass
@@ -186,7 +188,8 @@ class RecipeConfig:
     smoke: bool = _setting(
         "output", False,
         "mark the run as a smoke test (a tiny model on a slice): tables and charts say its figures are not "
-        "results"
+        "results",
+        hidden=True,
     )
     overwrite: bool = _setting(
         "output", False,

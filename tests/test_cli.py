@@ -1,3 +1,4 @@
+import argparse
 import json
 import subprocess
 import sys
@@ -28,7 +29,9 @@ def test_every_setting_has_a_flag_with_help_and_its_default():
     flags = {a.dest: a for a in train._actions}
     for f in config_fields():
         assert f.name in flags, f"RecipeConfig.{f.name} has no train flag"
-        assert flags[f.name].help == f.metadata["help"] and flags[f.name].default == f.default
+        shown = argparse.SUPPRESS if f.metadata["hidden"] else f.metadata["help"]
+        assert flags[f.name].help == shown and flags[f.name].default == f.default
+    assert "--smoke" not in train.format_help()  # the test harness's flag, not the learner's
     assert "(default: auto)" in train.format_help().replace("\n", " ").replace("  ", " ")
 
 

@@ -45,7 +45,7 @@ def add_flags(parser: argparse.ArgumentParser, settings_class, groups: tuple[str
         names.append(f.name)
         flag = "--" + f.name.replace("_", "-")
         default = defaults.get(f.name, f.default)
-        help_text = f.metadata.get("help")
+        help_text = argparse.SUPPRESS if f.metadata.get("hidden") else f.metadata.get("help")
         if isinstance(default, bool):
             if default:
                 parser.add_argument("--no-" + flag[2:], dest=f.name, action="store_false", help=help_text)

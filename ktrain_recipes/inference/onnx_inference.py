@@ -9,6 +9,7 @@ exact GELU is what lowers to ``Erfc``; the same function written with ``erf`` co
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 import os
 from pathlib import Path
 
@@ -76,7 +77,9 @@ def export_onnx(folder: str | os.PathLike, quantize: bool = True) -> dict[str, P
                                           output_path=str(stage.path / ONNX_FP32))
             written = {"fp32": stage.path / ONNX_FP32}
             if quantize:
-                quantize_dynamic(str(stage.path / ONNX_FP32), str(stage.path / ONNX_INT8), weight_type=QuantType.QInt8)
+                with _without_preprocessing_hint():
+                    quantize_dynamic(str(stage.path / ONNX_FP32), str(stage.path / ONNX_INT8),
+                                     weight_type=QuantType.QInt8)
                 written["int8"] = stage.path / ONNX_INT8
             manifest = read_manifest(folder)
             files = {k: v for k, v in manifest["files"].items() if k not in DERIVED}
@@ -154,6 +157,25 @@ class OnnxPredictor:
         logits = self.session.run(None, {k: enc[k].astype(np.int32) for k in self.inputs})[0]
         exp = np.exp(logits - logits.max(axis=1, keepdims=True))
         return exp / exp.sum(axis=1, keepdims=True)
+
+
+@contextmanager
+def _without_preprocessing_hint():
+    """Silence onnxruntime's "Please consider to run pre-processing before quantization" (logged on the root
+    logger at every quantize_dynamic): its shape inference and graph optimization are what our export already
+    gets from tf2onnx and from onnxruntime's own session-time optimization."""
+    import logging
+
+    class Hint(logging.Filter):
+        def filter(self, record):
+            return "pre-processing before quantization" not in record.getMessage()
+
+    hint, root = Hint(), logging.getLogger()
+    root.addFilter(hint)
+    try:
+        yield
+    finally:
+        root.removeFilter(hint)
 
 
 def identity(folder: Path, manifest: dict, backend: str) -> dict:
