@@ -184,6 +184,33 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
                         "probabilities": {n: round(float(p), 6) for n, p in zip(names, row)}} for row in probs]
         return {"predictions": predictions, "model": used.identity}
 
+    _add_operations(app, batcher, reloader, metrics)
+
+    @app.api_route("/metadata", methods=["GET", "HEAD"])
+    async def metadata() -> dict:
+        """Labels, maxlen, backend, package versions, the predictor's validation scores and the limits."""
+        current = batcher.model
+        return {"labels": current.identity["labels"], "maxlen": current.identity["maxlen"],
+                "backend": current.identity["backend"], "pairs": current.pairs, "model": current.identity,
+                "scores": current.metrics, "versions": package_versions(),
+                "limits": {"max_batch": settings.max_batch, "max_chars": settings.max_chars,
+                           "max_body_bytes": settings.max_body_bytes, "max_wait_ms": settings.max_wait_ms,
+                           "max_queue": settings.max_queue, "max_concurrent": settings.max_concurrent,
+                           "timeout_ms": settings.timeout_ms}}
+
+    page = resources.files("ktrain_recipes.inference").joinpath("page.html").read_text(encoding="utf-8")
+
+    @app.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
+    async def index() -> str:
+        return page
+
+
+def _add_operations(app, batcher: MicroBatcher, reloader: Reloader, metrics: ServiceMetrics) -> None:
+    """Liveness, readiness (503 while draining) and Prometheus metrics, each also answering HEAD."""
+    from fastapi import Response
+
+    busy = {"Retry-After": "1"}
+
     @app.api_route("/health/live", methods=["GET", "HEAD"])
     async def live() -> dict:
         """Liveness: the process answers."""
@@ -210,24 +237,6 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
         metrics.queue_depth.set(batcher.waiting)
         metrics.serve(batcher.model.identity)
         return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
-
-    @app.api_route("/metadata", methods=["GET", "HEAD"])
-    async def metadata() -> dict:
-        """Labels, maxlen, backend, package versions, the predictor's validation scores and the limits."""
-        current = batcher.model
-        return {"labels": current.identity["labels"], "maxlen": current.identity["maxlen"],
-                "backend": current.identity["backend"], "pairs": current.pairs, "model": current.identity,
-                "scores": current.metrics, "versions": package_versions(),
-                "limits": {"max_batch": settings.max_batch, "max_chars": settings.max_chars,
-                           "max_body_bytes": settings.max_body_bytes, "max_wait_ms": settings.max_wait_ms,
-                           "max_queue": settings.max_queue, "max_concurrent": settings.max_concurrent,
-                           "timeout_ms": settings.timeout_ms}}
-
-    page = resources.files("ktrain_recipes.inference").joinpath("page.html").read_text(encoding="utf-8")
-
-    @app.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
-    async def index() -> str:
-        return page
 
 
 def bind(host: str, port: int):
