@@ -1,0 +1,47 @@
+"""The ETHICS table for docs/results.md, from the JSON files benchmarks/ethics_paper_budget.sh wrote: per task,
+every run's validation curve, the rate and epoch validation picks, and that choice's test figure beside
+BERT-base's. Choices use validation only; the test figure of an epoch is shown only where validation chose it.
+
+    python benchmarks/ethics_table.py [RESULTS_DIR]      # default: docs/ethics
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from ktrain_recipes.studies.ethics import LEADERBOARD
+
+TASKS = ("justice", "deontology", "virtue", "utilitarianism")
+
+
+def key_of(task: str) -> tuple[str, str]:
+    """(validation key, test key) of a task's per-epoch figures."""
+    if task == "utilitarianism":
+        return "val_ranked_right", "test_ranked_right"
+    return "val_exact_match", "test_exact_match"
+
+
+def table(folder: Path) -> str:
+    lines = ["| task | runs (lr: validation after epochs 1-4) | chosen on validation | test | BERT-base | training |",
+             "|---|---|---|---|---|---|"]
+    for task in TASKS:
+        runs = [json.loads(p.read_text()) for p in sorted(folder.glob(f"{task}-lr*.json"))]
+        if not runs:
+            lines.append(f"| {task} | not run yet | | | {LEADERBOARD['BERT-base'][task]} | |")
+            continue
+        val, test = key_of(task)
+        curves = "; ".join(f"{r['settings']['lr']:g}: " + " / ".join(f"{100 * e[val]:.1f}" for e in r["val_per_epoch"])
+                           for r in runs)
+        best = max(((r, e) for r in runs for e in r["val_per_epoch"]), key=lambda pair: pair[1][val])
+        run, epoch = best
+        minutes = sum(r["train_seconds"] for r in runs) / 60
+        lines.append(f"| {task} | {curves} | lr {run['settings']['lr']:g}, epoch {epoch['epoch']} "
+                     f"({100 * epoch[val]:.1f}) | **{100 * epoch[test]:.1f}** | {LEADERBOARD['BERT-base'][task]} | "
+                     f"{minutes:.0f} min for {len(runs)} run(s) |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(table(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/ethics")))
