@@ -1,0 +1,56 @@
+"""The front door: a README for learners that names no figure its results file lacks, and docs whose links
+all lead somewhere."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def section(text: str, title: str) -> str:
+    return text.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_readme_is_short_and_opens_with_colab_and_the_notebook_path():
+    lines = README.splitlines()
+    assert len(lines) <= 200
+    assert "colab-badge.svg" in "\n".join(lines[:12])
+    first_section = next(line for line in lines if line.startswith("## "))
+    assert first_section == "## The path through the notebooks"
+
+
+def missing_figures(text: str, results: str) -> list[str]:
+    """The figures (numbers, with a decimal part or an M for millions) in ``text`` that ``results`` lacks."""
+    figures = re.findall(r"\d[\d,]*(?:\.\d+)?M?", text)
+    return [f for f in figures if f not in results and f != "2"]  # "2-core" is hardware, not a figure
+
+
+def test_every_figure_the_readme_states_is_in_the_results_file():
+    results = (ROOT / "docs" / "results.md").read_text()
+    stated = section(README, "What to expect")
+    assert len(re.findall(r"\d\.\d+", stated)) >= 3
+    assert missing_figures(stated, results) == []
+
+
+def test_the_figure_check_sees_a_figure_the_results_lack():
+    assert missing_figures("reaches 0.9371 in 700 s", "0.9370 after 718 s") == ["0.9371", "700"]
+
+
+def test_every_relative_link_leads_to_a_file():
+    broken = []
+    for page in PAGES:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
+            if target.startswith(("http://", "https://", "mailto:")):
+                continue
+            if not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(ROOT)} -> {target}")
+    assert broken == []
+
+
+def test_the_front_door_never_names_our_machines():
+    for page in [*PAGES, *sorted((ROOT / "notebooks").glob("*.py"))]:
+        text = page.read_text()
+        for word in ("../shared", "NOTES.md", "STYLE.md"):
+            assert word not in text, f"{page.relative_to(ROOT)} mentions {word}"
