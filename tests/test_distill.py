@@ -146,3 +146,42 @@ def test_distill_takes_the_teachers_maxlen_and_refuses_another(tiny_predictor, s
         cli.main(["distill", "--teacher", str(tiny_predictor), "--out", str(tmp_path / "s"), "--maxlen", "64"])
     assert "unrecognized arguments: --maxlen" in capsys.readouterr().err
     assert not (tmp_path / "s").exists()
+
+
+def test_augmented_copies_are_altered_seeded_and_keep_pairs():
+    from ktrain_recipes.training.augment import augment
+
+    texts = ["i feel so happy and relaxed today after the long walk", "this storm makes me nervous and afraid"]
+    copies = augment(texts, 5, seed=3)
+    assert len(copies) == 10 and copies == augment(texts, 5, seed=3) and copies != augment(texts, 5, seed=4)
+    assert all(c != texts[i // 5] for i, c in enumerate(copies[:5]))  # altered (p(unchanged) is tiny here)
+    words = {w for t in texts for w in t.split()} | {"[MASK]"}
+    assert all(set(c.split()) <= words for c in copies)  # only the corpus's words and the mask
+    pairs = augment([("a pair of words here", "and a second text")], 2, seed=0)
+    assert len(pairs) == 2 and all(isinstance(p, tuple) and len(p) == 2 for p in pairs)
+
+
+def test_distill_with_augmented_texts_labels_them_by_the_teacher(tiny_predictor, small_data, tmp_path, monkeypatch):
+    import ktrain_recipes.training.recipe as recipe
+
+    seen = {}
+
+    def spy(run, learner, *args, **kwargs):
+        data = learner.train_data
+        n = len(kr.EMOTION_LABELS)
+        seen["n"], seen["rows"] = len(data.y), data.y[-len(data.y) // 3:, :n]  # the last third: altered copies
+        return real(run, learner, *args, **kwargs)
+
+    real = recipe.train_and_save
+    monkeypatch.setattr(recipe, "train_and_save", spy)
+    out = tmp_path / "student"
+    assert cli.main(["distill", "--teacher", str(tiny_predictor), "--layers", "1", "--data", str(small_data),
+                     "--epochs", "1", "--batch-size", "16", "--alpha", "0.5", "--augment", "2", "--limit", "60",
+                     "--out", str(out)]) == 0
+    assert seen["n"] == 60 * 3  # the training texts and two altered copies of each
+    rows = seen["rows"]
+    assert np.allclose(rows.sum(axis=1), 1.0) and not np.all(np.isin(rows, [0.0, 1.0]))  # soft, not one-hot
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["distillation"]["augment"] == 2 and metrics["n_train"] == 180
+    assert cli.main(["distill", "--teacher", str(tiny_predictor), "--alpha", "1", "--augment", "2", "--out",
+                     str(tmp_path / "x")]) == 1

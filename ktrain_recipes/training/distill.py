@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ktrain_recipes.config import RecipeConfig
-from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.errors import RecipesError, note
 from ktrain_recipes.predictor.manifest import read_manifest, read_metrics
 
 
@@ -37,6 +37,9 @@ class DistillSettings:
     temperature: float = field(default=2.0, metadata={"help": "softens the teacher's probabilities"})
     alpha: float = field(default=0.5, metadata={
         "help": "weight of the true labels in the loss (1: labels alone, no teacher)"})
+    augment: int = field(default=0, metadata={
+        "help": "add this many altered copies of each training text (masked, replaced, dropped and shuffled "
+                "words; n-grams), labelled by the teacher's probabilities (0: the training texts only)"})
 
     def __post_init__(self) -> None:
         self.check()  # a bad setting fails where it is written, before any data or model loads
@@ -51,6 +54,11 @@ class DistillSettings:
                                f"{self.temperature}")
         if not (isinstance(self.alpha, (int, float)) and 0 <= self.alpha <= 1):
             raise RecipesError(f"--alpha must be between 0 and 1, got {self.alpha}")
+        if not isinstance(self.augment, int) or isinstance(self.augment, bool) or not 0 <= self.augment <= 50:
+            raise RecipesError(f"--augment must be a whole number of copies from 0 to 50, got {self.augment}")
+        if self.augment and self.alpha == 1:
+            raise RecipesError("--augment adds texts only the teacher labels, and --alpha 1 ignores the teacher: "
+                               "lower --alpha, or leave --augment out")
 
 
 def _check_same_tokenizer(student: str, teacher_tokenizer) -> None:
@@ -217,11 +225,25 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     if settings.student:
         _check_same_tokenizer(settings.student, t.get_tokenizer())
     set_seed(config.seed)
-    trn = bucket_batches(t.preprocess_train(run.train[0], ds.label_ids(run.train[1]), verbose=0), config.seed)
+    texts, ids = list(run.train[0]), list(ds.label_ids(run.train[1]))
+    if settings.augment:
+        from ktrain_recipes.training.augment import augment
+
+        extra = augment(texts, settings.augment, config.seed, mask_token=t.get_tokenizer().mask_token or "[MASK]")
+        note(f"augmented: {len(extra)} altered copies of the {len(texts)} training texts, labelled by the teacher")
+        texts, ids = texts + extra, ids + [ids[0]] * len(extra)  # placeholders: the teacher's labels replace them
+    trn = bucket_batches(t.preprocess_train(texts, ids, verbose=0), config.seed)
     val_data = bucket_batches(t.preprocess_test(run.val[0], ds.label_ids(run.val[1]), verbose=0), config.seed)
     n = len(ds.label_names)
     student, mapping = cut_layers(pretrained_classifier(settings.student or teacher_model, n), settings.layers)
     pack_targets(teacher_predictor.model, trn, val_data)
+    originals = len(run.train[0])
+    if settings.augment:
+        run.train = (texts, list(run.train[1]) + [run.train[1][0]] * (len(texts) - originals))  # n_train counts all
+        # the altered copies' labels are the teacher's probabilities
+        logits = trn.y[originals:, n:]
+        soft = np.exp(logits - logits.max(axis=1, keepdims=True))
+        trn.y[originals:, :n] = soft / soft.sum(axis=1, keepdims=True)
     # legacy optimizers: fit_onecycle cycles the optimizer's lr and beta_1, which they hold as variables;
     # with weight decay, the AdamWeightDecay that ktrain's learner.set_weight_decay compiles with
     optimizer = get_default_optimizer(config.lr, config.weight_decay) if config.weight_decay \
@@ -235,6 +257,7 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     about = {**dataclasses.asdict(settings), "teacher": teacher, "layer_map": mapping}
     identity = {"teacher": teacher, "teacher_save": read_manifest(settings.teacher)["save_id"],
                 "layers": settings.layers, "student": settings.student, "temperature": settings.temperature,
-                "alpha": settings.alpha, "seed": config.seed, "weight_decay": config.weight_decay}
+                "alpha": settings.alpha, "augment": settings.augment, "seed": config.seed,
+                "weight_decay": config.weight_decay}
     run.config = dataclasses.replace(config, model=settings.student or teacher)  # what metrics.json records
     return train_and_save(run, learner, t, identity, finish=ready_for_prediction, distillation=about)
