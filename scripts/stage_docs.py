@@ -1,0 +1,38 @@
+"""Stage the documentation site's sources: README.md as the home page, docs/, the notebooks with their committed
+outputs, and the files they link to, laid out as in the repository so that every relative link holds.
+mkdocs (mkdocs.yml) builds the site from the staged folder: `make docs`."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def stage(out: Path) -> Path:
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    shutil.copy(ROOT / "README.md", out / "index.md")
+    for folder, pattern in [("docs", "*.md"), ("docs", "*.json"), ("notebooks", "[0-9]*.ipynb"), ("assets", "*.png")]:
+        (out / folder).mkdir(exist_ok=True)
+        for path in sorted((ROOT / folder).glob(pattern)):
+            shutil.copy(path, out / folder / path.name)
+    # other files the pages link to (a data slice's SOURCE.md, a test, a script): copied as they are
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
+            if target.startswith(("http://", "https://")):
+                continue
+            source = (page.parent / target).resolve()
+            if source.is_file() and ROOT in source.parents:
+                copy = out / source.relative_to(ROOT)
+                if not copy.exists():
+                    copy.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(source, copy)
+    return out
+
+
+if __name__ == "__main__":
+    print(stage(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build" / "site-src"))

@@ -1,0 +1,59 @@
+"""The documentation site builds in strict mode, and a real browser finds notebook 09's outputs on its page."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """Stage and build the site as `make docs` does, into a temporary folder."""
+    work = tmp_path_factory.mktemp("site")
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "stage_docs.py"), str(work / "src")], check=True)
+    config = (ROOT / "mkdocs.yml").read_text().replace("docs_dir: build/site-src", f"docs_dir: {work / 'src'}") \
+        .replace("site_dir: build/site", f"site_dir: {work / 'site'}")
+    (work / "mkdocs.yml").write_text(config)
+    build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(work / "mkdocs.yml")],
+                           capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert build.returncode == 0, build.stderr[-3000:]
+    assert "WARNING" not in build.stderr, build.stderr[-3000:]
+    return work / "site"
+
+
+def test_every_page_is_built(site):
+    for page in ["index.html", "docs/results/index.html", "docs/serving/index.html",
+                 "notebooks/09_minilm_step_by_step/index.html", "notebooks/00_quickstart/index.html"]:
+        assert (site / page).is_file(), page
+
+
+def test_notebook_09_shows_its_figures_and_training_in_a_browser(site, tmp_path):
+    from PIL import Image
+    from playwright.sync_api import sync_playwright
+
+    if not CHROMIUM.exists():
+        pytest.fail("Debian's chromium is not installed: `apt-get install chromium` (make test does it)")
+    page_file = site / "notebooks" / "09_minilm_step_by_step" / "index.html"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--no-first-run", "--disable-sync"])
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.goto(page_file.as_uri())
+        figures = page.evaluate("Array.from(document.querySelectorAll('img')).filter("
+                                "i => i.src.startsWith('data:image/png') && i.naturalWidth > 100).length")
+        text = page.inner_text("body")
+        tables = page.locator("table.dataframe").count()
+        page.screenshot(path=str(tmp_path / "shot.png"), full_page=False)
+        browser.close()
+    assert figures >= 5  # the label and token-length charts, lr_find, the schedule, the confusion matrix...
+    assert "Epoch 1/3" in text and "val_accuracy" in text  # the training log
+    assert tables >= 3 and "precision" in text and "macro avg" in text  # the report
+    shot = Image.open(tmp_path / "shot.png").convert("RGB")
+    colours = shot.resize((120, 90)).getcolors(maxcolors=10_000)
+    assert colours is not None and len(colours) > 20  # not a blank page
