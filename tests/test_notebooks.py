@@ -9,6 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 spec = importlib.util.spec_from_file_location("sync", NOTEBOOKS / "sync.py")
 sync = importlib.util.module_from_spec(spec)
@@ -178,14 +179,22 @@ class _Run:
 
 @pytest.mark.parametrize("cloned, new_numpy, restarts", [(False, "9.9.9", True), (True, "9.9.9", True),
                                                          (True, None, False)])
-def test_install_cell_uses_this_kernels_pip_restarts_when_needed_and_can_run_again(monkeypatch, cloned, new_numpy,
-                                                                                   restarts):
+def test_install_cell_uses_this_kernels_pip_restarts_when_needed_and_can_run_again(monkeypatch, tmp_path, cloned,
+                                                                                   new_numpy, restarts):
     import importlib.util
     import os
+    import shutil
     import subprocess
     import sys
+    import time
 
     import numpy
+
+    (tmp_path / "ktrain-recipes").mkdir()  # the clone, as the (mocked) git would leave it
+    for name in ("requirements.txt", "constraints.txt"):
+        shutil.copy(ROOT / name, tmp_path / "ktrain-recipes" / name)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(time, "sleep", lambda s: None)
 
     versions = {"numpy": new_numpy or numpy.__version__}
     for name in ("matplotlib", "pandas"):
@@ -203,6 +212,10 @@ def test_install_cell_uses_this_kernels_pip_restarts_when_needed_and_can_run_aga
     assert pip_calls and all(c[0] == sys.executable for c in pip_calls)
     assert any("constraints.txt" in " ".join(c) for c in pip_calls)
     assert bool(killed) == restarts
+    # the runtime's numpy (loaded here) is kept: its pin is left out of what pip is given
+    for name in ("requirements.txt", "constraints.txt"):
+        given = (tmp_path / "ktrain-recipes" / f".notebook-{name}").read_text().splitlines()
+        assert not any(line.startswith("numpy==") for line in given) and len(given) > 10
 
 
 def test_model_notebooks_open_on_a_gpu_runtime():
