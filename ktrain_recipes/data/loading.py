@@ -12,21 +12,11 @@ from pathlib import Path
 
 from ktrain_recipes.config import check_fraction, check_limit
 from ktrain_recipes.errors import RecipesError, note
+from ktrain_recipes.data.readers import FORMATS, Columns, read_file, read_folder, read_hub
 
 HUB_DATASET = "dair-ai/emotion"
 EMOTION_SLICE = Path(__file__).parent / "emotion_slice"  # the one copy of data this package ships
 EMOTION_LABELS = ["sadness", "joy", "love", "anger", "fear", "surprise"]  # the hub's id order
-SPLIT_FILES = {"train": ["train"], "validation": ["validation", "val", "valid", "dev"], "test": ["test"]}
-FORMATS = {".txt": "text", ".csv": "csv", ".tsv": "csv", ".jsonl": "json", ".json": "json", ".parquet": "parquet"}
-
-
-@dataclass
-class Columns:
-    """Which columns hold the text, the optional second text of a pair, and the label."""
-
-    text: str = "text"
-    label: str = "label"
-    pair: str | None = None
 
 
 @dataclass
@@ -111,15 +101,15 @@ def load_data(source: str | os.PathLike | None = None, columns: Columns | None =
     source = str(source or os.environ.get("EMOTION_DATA") or default_emotion())
     path = Path(source).expanduser()
     if path.is_dir():
-        raw, class_names, files = _read_folder(path, columns), None, {}
+        raw, class_names, files = read_folder(path, columns), None, {}
     elif path.is_file():
         if path.suffix.lower() not in FORMATS:
             raise RecipesError(f"'{path}': unknown data format (use {', '.join(FORMATS)} or a folder)")
-        raw, class_names, files = {"train": _read_file(path, columns)}, None, {"train": str(path)}
+        raw, class_names, files = {"train": read_file(path, columns)}, None, {"train": str(path)}
     elif source.startswith((".", "/", "~")) or path.suffix.lower() in FORMATS or source.count("/") > 1:
         raise RecipesError(f"data '{source}' does not exist: pass --data DIR (a folder or a file) or set EMOTION_DATA")
     else:
-        raw, class_names = _read_hub(source, hub_config, columns)
+        raw, class_names = read_hub(source, hub_config, columns)
         files = {}
     names = _choose_label_names(raw, labels or class_names)
     by_position = bool(labels or class_names)  # integer labels are ids into names that were given
@@ -147,132 +137,6 @@ def _hold_out_validation(data: LabelledTexts, fraction: float, seed: int) -> Non
     data.splits["train"], data.splits["validation"] = (list(tr_x), list(tr_y)), (list(va_x), list(va_y))
     note(f"no validation split in {data.source}: held out {len(va_x)} of {len(texts)} training texts "
           f"({fraction:.0%}, stratified, seed {seed}); training on {len(tr_x)}")
-
-
-def _read_folder(folder: Path, columns: Columns) -> dict:
-    files = _find_split_files(folder)
-    if not files:
-        raise RecipesError(
-            f"no train/val/test {'/'.join(FORMATS)} files in '{folder}': "
-            "expected e.g. train.txt and val.txt with one `text;label` per line"
-        )
-    return {split: _read_file(path, columns) for split, path in files.items()}
-
-
-def _find_split_files(folder: Path) -> dict[str, Path]:
-    found = {}
-    for split, stems in SPLIT_FILES.items():
-        paths = [folder / f"{stem}{ext}" for stem in stems for ext in FORMATS if (folder / f"{stem}{ext}").is_file()]
-        if len(paths) > 1:
-            raise RecipesError(f"'{folder}' has {' and '.join(p.name for p in paths)} for the {split} split: "
-                               "keep one of them")
-        if paths:
-            found[split] = paths[0]
-    return found
-
-
-def _read_file(path: Path, columns: Columns):
-    """Read one split file with ``datasets``; return texts (or pairs), raw label values and a line locator."""
-    import datasets
-
-    kind = FORMATS[path.suffix.lower()]
-    if path.stat().st_size == 0:
-        raise RecipesError(f"{path}: the file is empty")
-    if kind == "csv":
-        with open(path, "rb") as f:
-            lines = [line for _, line in zip(range(2), f) if line.strip()]
-        if len(lines) < 2:
-            raise RecipesError(f"{path}: no rows below the header: add the data rows")
-    try:
-        ds = datasets.load_dataset(kind, data_files=str(path), split="train", **_reader_args(path))
-    except Exception as exc:  # pyarrow/datasets parse errors come in many types
-        first = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
-        raise RecipesError(f"{path}: cannot be read as {kind} (is it UTF-8 {kind}?): {first}") from None
-    if kind == "text":
-        return _parse_txt(path, ds["text"])
-    if len(ds) == 0:
-        raise RecipesError(f"{path}: no rows below the header")
-    header = 2 if kind == "csv" else 1
-
-    def where(i: int) -> str:
-        return f"{path}:{i + header}" if kind in ("csv", "json") else f"{path}: row {i + 1}"
-
-    return _columns(ds, columns, str(path), where)
-
-
-def _columns(ds, columns: Columns, source: str, where):
-    """Take the text, pair and label columns of a datasets table, checking every row."""
-    for name, flag in [(columns.text, "--text-column"), (columns.label, "--label-column"),
-                       (columns.pair, "--pair-column")]:
-        if name is not None and name not in ds.column_names:
-            raise RecipesError(f"{source}: no column '{name}' (columns: {', '.join(ds.column_names)}): "
-                               f"name the right one with {flag}")
-    texts = [_text(v, where(i), columns.text) for i, v in enumerate(ds[columns.text])]
-    if columns.pair:
-        seconds = [_text(v, where(i), columns.pair) for i, v in enumerate(ds[columns.pair])]
-        texts = list(zip(texts, seconds))
-    values = list(ds[columns.label])
-    for i, value in enumerate(values):
-        if value is None or (isinstance(value, str) and not value.strip()):
-            raise RecipesError(f"{where(i)}: empty label in column '{columns.label}'; every row needs one")
-        if not isinstance(value, (str, int, float)):
-            raise RecipesError(f"{where(i)}: the label in column '{columns.label}' is a {type(value).__name__}; give "
-                               "one label (a name or an integer) per row")
-    return texts, values, where
-
-
-def _text(value, where: str, column: str) -> str:
-    if isinstance(value, (dict, list, tuple)):
-        raise RecipesError(f"{where}: column '{column}' holds a {type(value).__name__}, not text: give plain text "
-                           "(or name the column that holds it)")
-    if value is None or not str(value).strip():
-        raise RecipesError(f"{where}: empty text in column '{column}'; fill it or remove the row")
-    return value if isinstance(value, str) else str(value)  # "123" may parse as a number
-
-
-def _reader_args(path: Path) -> dict:
-    if path.suffix.lower() == ".tsv":
-        return {"keep_default_na": False, "sep": "\t"}
-    # keep_default_na: a text like "null" or "NA" must stay a string, not become NaN
-    return {"keep_default_na": False} if path.suffix.lower() == ".csv" else {}
-
-
-def _parse_txt(path: Path, lines: list[str]):
-    texts, labels = [], []
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        text, sep, label = line.rpartition(";")  # the label never holds ';', a tweet may
-        if not sep or not text.strip() or not label.strip():
-            raise RecipesError(f"{path}:{n}: expected `text;label`, got {line[:60]!r}")
-        texts.append(text.strip())
-        labels.append(label.strip())
-    if not texts:
-        raise RecipesError(f"{path}: the file is empty; expected one `text;label` per line")
-    line_of = [n for n, line in enumerate(lines, start=1) if line.strip()]
-    return texts, labels, lambda i: f"{path}:{line_of[i]}"
-
-
-def _read_hub(name: str, config: str | None, columns: Columns):
-    """Download a dataset from the Hugging Face hub; return its splits and its ClassLabel names (if any)."""
-    import datasets
-
-    from ktrain_recipes.models import hub_error, hub_reachable
-
-    fix = "pass --data with a local folder or file to work offline"
-    if not hub_reachable():
-        raise hub_error(f"the dataset '{name}'", fix)
-    try:
-        ds = datasets.load_dataset(name, config)
-    except Exception as exc:  # the hub client raises many types for "no network" or "no such dataset"
-        raise hub_error(f"the dataset '{name}' ({type(exc).__name__}: {str(exc)[:120]})", fix) from None
-    feature = next(iter(ds.values())).features.get(columns.label)
-    class_names = list(feature.names) if hasattr(feature, "names") else None
-    raw = {}
-    for split, table in ds.items():
-        split = {"val": "validation", "valid": "validation", "dev": "validation"}.get(split, split)
-        raw[split] = _columns(table, columns, f"hub:{name}[{split}]", lambda i, s=split: f"hub:{name}[{s}] row {i}")
-    return raw, class_names
 
 
 def _is_int(value) -> bool:

@@ -17,7 +17,8 @@ import numpy as np
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.config import check_limit
 from ktrain_recipes.inference.output import output_format
-from ktrain_recipes.inference.streaming import PredictionWriter, check_input, input_format
+from ktrain_recipes.inference.streaming import check_input, input_format
+from ktrain_recipes.inference.writer import PredictionWriter
 
 ERROR_COLUMN = "__error"
 
