@@ -69,7 +69,8 @@ docs: $(VENV)/.installed-dev
 # and tiny models that `make test` builds.
 PY313 ?= $(shell ls $$(pyenv root 2>/dev/null)/versions/3.13*/bin/python3.13 2>/dev/null | tail -1 || echo python3.13)
 COLAB := build/colab-venv
-colab-check:
+colab-check: $(VENV)/.installed-dev
+	$(BIN)/python tests/tiny_models.py $(SMOKE)
 	rm -rf $(COLAB)
 	$(PY313) -m venv $(COLAB)
 	$(COLAB)/bin/pip install --quiet --upgrade pip
