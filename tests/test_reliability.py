@@ -305,3 +305,18 @@ def test_ethics_files_are_checked_before_training(ethics_dir, tmp_path, capsys):
     test.write_text("".join(test.read_text().splitlines(keepends=True)[:3]))  # header and 2 rows
     assert cli.main(["ethics", "--task", "justice", "--data", str(data), "--out", str(tmp_path / "o")]) == 1
     assert "fewer than one group of 4" in capsys.readouterr().err
+
+
+# 15. a Ray address nothing answers: one line at once, not minutes of retries
+def test_a_ray_address_nothing_answers_is_refused_at_once(exported, tmp_path, capsys):
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # free once closed: nothing listens there
+    (tmp_path / "in.txt").write_text("hello\n")
+    start = time.monotonic()
+    assert cli.main(["predict", "--predictor", str(exported), "--engine", "ray", "--input", str(tmp_path / "in.txt"),
+                     "--output", str(tmp_path / "o.csv"), "--ray-address", f"127.0.0.1:{port}"]) == 1
+    assert time.monotonic() - start < 30
+    assert f"nothing answers at --ray-address 127.0.0.1:{port}" in capsys.readouterr().err
