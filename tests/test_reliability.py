@@ -320,3 +320,18 @@ def test_a_ray_address_nothing_answers_is_refused_at_once(exported, tmp_path, ca
                      "--output", str(tmp_path / "o.csv"), "--ray-address", f"127.0.0.1:{port}"]) == 1
     assert time.monotonic() - start < 30
     assert f"nothing answers at --ray-address 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+# 12. compare_finetuned refuses a loaded predictor that does not fit the data, instead of a 0.0 row
+def test_compare_finetuned_refuses_a_predictor_of_other_labels_or_kind(exported, small_data):
+    from ktrain_recipes.studies.finetuned import compare_finetuned
+
+    ds = kr.load_emotion(small_data)
+    model = kr.open_predictor(exported, int8=True)
+    model.classes = ["0", "1", "2", "3", "4", "5"]  # another label set
+    with pytest.raises(RecipesError, match="predicts 0, 1, 2, 3, 4, 5, but the data's labels are sadness"):
+        compare_finetuned({"other labels": model}, ds, split="validation")
+    single = kr.open_predictor(exported, int8=True)
+    ds.splits["validation"] = ([(t, t) for t in ds.texts("validation")], ds.labels("validation"))
+    with pytest.raises(RecipesError, match="classifies single texts, but the data holds pairs"):
+        compare_finetuned({"single": single}, ds, split="validation")

@@ -101,11 +101,28 @@ def compare_finetuned(models: dict, dataset, split: str = "test", limit: int | N
     for name, model in models.items():
         loaded = wrap_finetuned(model, dataset.label_names, maxlen) if isinstance(model, (str, os.PathLike)) \
             else model
+        _check_fits(name, loaded, dataset.label_names, texts)
         model_params = getattr(getattr(loaded, "model", None), "count_params", None)  # the int8 one has none
         rows.append(score_row(name, loaded, texts, labels, dataset.label_names,
                               card_accuracy=(cards or {}).get(name),
                               params_m=model_params() / 1e6 if model_params else float("nan")))
     return pd.DataFrame(rows).set_index("name").sort_values("accuracy", ascending=False)
+
+
+def _check_fits(name: str, model, label_names: list[str], texts: list) -> None:
+    """Refuse, in one line, a loaded predictor that cannot be scored on this data: other labels, or a pair model
+    on single texts (or the reverse). Its accuracy would be a meaningless 0.0."""
+    from ktrain_recipes.inference.prediction import as_classifier
+
+    classifier = as_classifier(model)
+    if sorted(map(str, classifier.classes)) != sorted(map(str, label_names)):
+        raise RecipesError(f"'{name}' predicts {', '.join(map(str, classifier.classes))}, but the data's labels are "
+                           f"{', '.join(map(str, label_names))}: score it on its own data")
+    pairs = getattr(classifier, "pairs", None)
+    given = bool(texts) and isinstance(texts[0], tuple)
+    if pairs is not None and pairs != given:
+        raise RecipesError(f"'{name}' classifies {'sentence pairs' if pairs else 'single texts'}, but the data holds "
+                           f"{'pairs' if given else 'single texts'}: score it on data of its kind")
 
 
 def published_models() -> tuple[dict[str, str], dict[str, float]]:
