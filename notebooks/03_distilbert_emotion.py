@@ -230,8 +230,8 @@ learner.lr_find(lr_mult=1.03, show_plot=False)
 learner.lr_plot(suggest=True)
 
 # %% [markdown]
-# For fine-tuning a pretrained transformer the suggestions are usually near 1e-5..1e-4; `config.lr` keeps the rate
-# from the model's paper. Change it if the curve says otherwise.
+# For fine-tuning a pretrained transformer the suggestions are usually near 1e-5..1e-4; `config.lr` keeps the
+# registry's rate for this model (`ktrain-recipes models`). Change it if the curve says otherwise.
 
 # %% [markdown]
 # ## STEP 4: Train with the one-cycle policy
@@ -359,7 +359,8 @@ reloaded.predict(["this is infuriating"])
 # What ktrain's `save` lacks: it overwrites in place (a crash half-way leaves a broken folder) and nothing records
 # what the model scored or which versions made it. `kr.save_checked_predictor` calls `predictor.save` into a temporary
 # folder, adds `metrics.json` (scores, settings, timing) and a manifest of file hashes, then swaps the folder into
-# place. `kr.load_checked_predictor` checks the manifest before `ktrain.load_predictor`.
+# place. `kr.load_checked_predictor` checks the manifest, then rebuilds ktrain's predictor from the folder's
+# config, weights and tokenizer files without reading ktrain's pickle (`ktrain.load_predictor` unpickles it).
 
 # %%
 metrics["inference"] = timing

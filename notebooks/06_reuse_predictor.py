@@ -104,19 +104,12 @@ pd.DataFrame(probs, index=table["text"], columns=predictor.get_classes()).round(
 
 # %% [markdown]
 # ## Explaining a prediction
-# ktrain's `explain` needs `eli5` from its author's GitHub fork (`pip install
-# https://github.com/amaiya/eli5-tf/archive/refs/heads/master.zip`), which is not on PyPI and is not part of our
-# pinned stack; where it is missing, the cell says so.
+# ktrain's `explain` perturbs the text and fits a simple model to the predictor's answers (LIME), then colours the
+# words that pushed the prediction. It uses eli5's `TextExplainer`, which the pinned `eli5` from PyPI provides
+# (ktrain's message names its author's GitHub fork, which is not needed).
 
 # %%
-import importlib.util
-
-from IPython.display import display
-
-if importlib.util.find_spec("eli5") is None:
-    print("explain is unavailable here: eli5 (ktrain's fork) is not installed")
-else:
-    display(predictor.explain(table["text"][0]))
+predictor.explain(table["text"][0], n_samples=500)
 
 # %% [markdown]
 # ## Serve it over HTTP

@@ -235,3 +235,15 @@ def test_model_notebooks_take_their_settings_from_the_registry(name):
     assert spec.name != "custom", f"{name}: {model} is not in the registry"
     assert f"batch_size={spec.batch_size}," in params
     assert re.search(r"lr=([0-9.e-]+)", params) and float(re.search(r"lr=([0-9.e-]+)", params).group(1)) == spec.lr
+
+
+@pytest.mark.parametrize("name, stale", [
+    ("08_distill_and_quantize.py", "committed without outputs"),  # it has a full run's outputs
+    ("06_reuse_predictor.py", "not part of our"),  # eli5 is pinned and tested
+    ("07_ethics_benchmark.py", "hendrycks/ethics;"),  # the code loads EleutherAI/hendrycks_ethics
+    ("07_ethics_benchmark.py", "lr=1e-4"),  # the ETHICS recipe is lr 3e-5, batch 16, weight decay 0.01
+    ("09_minilm_step_by_step.py", "from the model's paper"),  # MiniLM's rate comes from our runs
+    ("09_minilm_step_by_step.py", "checks the manifest before `ktrain.load_predictor`"),  # it never calls it
+])
+def test_stale_sentences_are_gone(name, stale):
+    assert stale not in (NOTEBOOKS / name).read_text()
