@@ -11,10 +11,10 @@
 # `kr.distill`. Then each model is quantized to int8 with ONNX Runtime and measured side by side.
 #
 # **What you will see.** The outputs below are those of a real run on all of emotion; run it yourself after
-# 00_quickstart, whose predictor is the teacher (without one, it trains a small teacher first). On a 2-core CPU
-# with no GPU, all 16,000 training texts take about 7 minutes of training per student. T=4 and alpha=0.5 were
-# chosen on the validation texts among (T 4, alpha 0.5) and (T 2, alpha 0.1) at 3 epochs and (T 2, alpha 0.5) at 2 epochs; our full runs' figures are in
-# [docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md).
+# 00_quickstart, whose predictor is the teacher (without one, it trains a small teacher first). On a 2-core CPU with
+# no GPU, all 16,000 training texts take about 7 minutes of training per student. T=4 and alpha=0.5 were chosen on the
+# validation texts among (T 4, alpha 0.5) and (T 2, alpha 0.1) at 3 epochs and (T 2, alpha 0.5) at 2 epochs; our full
+# runs' figures are in [docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md).
 
 # %% tags=["install"]
 # Colab / Gradient: install ktrain_recipes and the versions it was tested with (skipped if installed).
