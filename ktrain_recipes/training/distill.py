@@ -195,6 +195,26 @@ def ready_for_prediction(model, preproc):
     return model, own
 
 
+def with_copies(texts: list, ids: list, copies: int, seed: int, mask_token: str) -> tuple[list, list]:
+    """The training texts and, with ``copies``, that many altered copies of each after them (``augment``); the
+    copies' label ids are placeholders, which ``teacher_labels`` replaces."""
+    if not copies:
+        return texts, ids
+    from ktrain_recipes.training.augment import augment
+
+    extra = augment(texts, copies, seed, mask_token=mask_token)
+    note(f"augmented: {len(extra)} altered copies of the {len(texts)} training texts, labelled by the teacher")
+    return texts + extra, ids + [ids[0]] * len(extra)
+
+
+def teacher_labels(data, start: int, num_labels: int) -> None:
+    """Replace the one-hot labels of rows ``start:`` of packed targets by the teacher's probabilities (softmax of
+    its logits beside them), in place: the altered copies have no true label."""
+    logits = data.y[start:, num_labels:]
+    soft = np.exp(logits - logits.max(axis=1, keepdims=True))
+    data.y[start:, :num_labels] = soft / soft.sum(axis=1, keepdims=True)
+
+
 def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> dict:
     """Distil a student from a saved teacher predictor on ``config``'s data; save it to ``config.out``.
 
@@ -225,13 +245,8 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     if settings.student:
         _check_same_tokenizer(settings.student, t.get_tokenizer())
     set_seed(config.seed)
-    texts, ids = list(run.train[0]), list(ds.label_ids(run.train[1]))
-    if settings.augment:
-        from ktrain_recipes.training.augment import augment
-
-        extra = augment(texts, settings.augment, config.seed, mask_token=t.get_tokenizer().mask_token or "[MASK]")
-        note(f"augmented: {len(extra)} altered copies of the {len(texts)} training texts, labelled by the teacher")
-        texts, ids = texts + extra, ids + [ids[0]] * len(extra)  # placeholders: the teacher's labels replace them
+    texts, ids = with_copies(list(run.train[0]), list(ds.label_ids(run.train[1])), settings.augment, config.seed,
+                             t.get_tokenizer().mask_token or "[MASK]")
     trn = bucket_batches(t.preprocess_train(texts, ids, verbose=0), config.seed)
     val_data = bucket_batches(t.preprocess_test(run.val[0], ds.label_ids(run.val[1]), verbose=0), config.seed)
     n = len(ds.label_names)
@@ -240,10 +255,7 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     originals = len(run.train[0])
     if settings.augment:
         run.train = (texts, list(run.train[1]) + [run.train[1][0]] * (len(texts) - originals))  # n_train counts all
-        # the altered copies' labels are the teacher's probabilities
-        logits = trn.y[originals:, n:]
-        soft = np.exp(logits - logits.max(axis=1, keepdims=True))
-        trn.y[originals:, :n] = soft / soft.sum(axis=1, keepdims=True)
+        teacher_labels(trn, originals, n)
     # legacy optimizers: fit_onecycle cycles the optimizer's lr and beta_1, which they hold as variables;
     # with weight decay, the AdamWeightDecay that ktrain's learner.set_weight_decay compiles with
     optimizer = get_default_optimizer(config.lr, config.weight_decay) if config.weight_decay \
