@@ -304,3 +304,27 @@ def test_the_service_never_answers_a_plain_text_error(exported):
         r = c.post("/predict", json={"texts": TEXTS})
         assert r.status_code == 500 and r.headers["content-type"] == "application/json"
         assert "\n" not in r.json()["error"]
+
+
+def test_the_api_page_renders_offline_from_the_package(exported):
+    from pathlib import Path
+
+    from playwright.sync_api import sync_playwright
+
+    chromium = Path("/usr/bin/chromium")
+    if not chromium.exists():
+        pytest.fail("Debian's chromium is not installed: `apt-get install chromium` (make test does it)")
+    with running(serve_args(exported)) as (url, _):
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=str(chromium), args=[
+                "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                "--no-first-run", "--disable-sync"])
+            page = browser.new_page()
+            remote = []
+            page.on("request", lambda r: remote.append(r.url) if not r.url.startswith((url, "data:")) else None)
+            page.goto(url + "/docs")
+            page.wait_for_selector("text=/predict", timeout=15000)  # Swagger UI drew the operations
+            title = page.text_content(".info .title")
+            browser.close()
+    assert "ktrain-recipes predictor" in title
+    assert not remote, remote  # every file came from the service

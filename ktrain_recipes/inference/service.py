@@ -56,8 +56,9 @@ def create_app(settings: ServiceSettings, model: LoadedModel | None = None):
                            on_call=metrics.model_call)
     reloader = Reloader(settings, batcher, on_reload=metrics.reload)
     app = FastAPI(title="ktrain-recipes predictor", version=__version__,
-                  lifespan=_lifespan(settings, batcher, reloader),
+                  lifespan=_lifespan(settings, batcher, reloader), docs_url=None, redoc_url=None,
                   description="Classify texts with a saved ktrain-recipes predictor.")
+    _add_docs(app)
     app.state.batcher, app.state.reloader, app.state.settings = batcher, reloader, settings
     app.state.metrics, app.state.draining = metrics, False
     _add_error_handling(app)
@@ -186,7 +187,7 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
 
     _add_operations(app, batcher, reloader, metrics)
 
-    @app.api_route("/metadata", methods=["GET", "HEAD"])
+    @app.get("/metadata")
     async def metadata() -> dict:
         """Labels, maxlen, backend, package versions, the predictor's validation scores and the limits."""
         current = batcher.model
@@ -200,37 +201,54 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
 
     page = resources.files("ktrain_recipes.inference").joinpath("page.html").read_text(encoding="utf-8")
 
-    @app.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     async def index() -> str:
         return page
 
 
+def _add_docs(app) -> None:
+    """The OpenAPI page at /docs, with Swagger UI 5's files served from the installed fastapi-offline package
+    (FastAPI's default loads them from a CDN, unpinned: a blank page offline)."""
+    from importlib.resources import files
+
+    from fastapi.openapi.docs import get_swagger_ui_html
+    from starlette.staticfiles import StaticFiles
+
+    app.mount("/docs-assets", StaticFiles(directory=str(files("fastapi_offline") / "static")), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs():
+        return get_swagger_ui_html(openapi_url=app.openapi_url, title=f"{app.title}: API",
+                                   swagger_js_url="/docs-assets/swagger-ui-bundle.js",
+                                   swagger_css_url="/docs-assets/swagger-ui.css", swagger_favicon_url="data:,")
+
+
 def _add_operations(app, batcher: MicroBatcher, reloader: Reloader, metrics: ServiceMetrics) -> None:
-    """Liveness, readiness (503 while draining) and Prometheus metrics, each also answering HEAD."""
+    """Liveness, readiness (503 while draining) and Prometheus metrics (HEAD: see ``service_guard``)."""
     from fastapi import Response
 
     busy = {"Retry-After": "1"}
 
-    @app.api_route("/health/live", methods=["GET", "HEAD"])
+    @app.get("/health/live")
     async def live() -> dict:
         """Liveness: the process answers."""
         return {"status": "live"}
 
-    @app.api_route("/health/ready", methods=["GET", "HEAD"])
+    @app.get("/health/ready")
     async def ready() -> Any:
         """Readiness: a model is loaded and the service is not draining (503 otherwise)."""
         if app.state.draining:
             return _error(503, "draining: the service is shutting down", busy)
         return {"status": "ready", "model": batcher.model.identity}
 
-    @app.api_route("/health", methods=["GET", "HEAD"])
+    @app.get("/health")
     async def health() -> Any:
         """Readiness, and which save is serving (kept for clients of earlier versions)."""
         if app.state.draining:
             return _error(503, "draining: the service is shutting down", busy)
         return {"status": "ok", "model": batcher.model.identity, "swaps": reloader.swaps}
 
-    @app.api_route("/metrics", methods=["GET", "HEAD"], include_in_schema=False)
+    @app.get("/metrics", include_in_schema=False)
     async def prometheus() -> Response:
         from prometheus_client import CONTENT_TYPE_LATEST
 

@@ -1,5 +1,6 @@
-"""What every request passes before a route sees it (a plain ASGI middleware): the API key, the body limit as
-the body streams in (``Transfer-Encoding: chunked`` included), a request id, and the request metrics."""
+"""What every request passes before a route sees it (a plain ASGI middleware): HEAD as GET without a body, the
+API key, the body limit as the body streams in (``Transfer-Encoding: chunked`` included), the bound on requests
+in flight, a request id, and the request metrics."""
 
 from __future__ import annotations
 
@@ -18,6 +19,14 @@ async def send_json(send, status: int, message: str, headers: list | None = None
     await send({"type": "http.response.body", "body": body})
 
 
+def _without_body(send):
+    async def headers_only(message):
+        if message["type"] == "http.response.body":
+            message = {**message, "body": b""}
+        await send(message)
+    return headers_only
+
+
 class Guard:
     def __init__(self, app, max_body_bytes: int, api_key: str | None, metrics, max_concurrent: int):
         self.app, self.max_body, self.key, self.metrics = app, max_body_bytes, api_key, metrics
@@ -26,6 +35,8 @@ class Guard:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        if scope.get("method") == "HEAD":  # HEAD wherever GET works: the GET answer without its body
+            scope, send = {**scope, "method": "GET"}, _without_body(send)
         headers = dict(scope.get("headers") or [])
         request_id = headers.get(b"x-request-id", b"")[:128].decode("latin-1") or uuid.uuid4().hex
         route = scope.get("path", "")
