@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from pathlib import Path
 from contextlib import contextmanager
 
 import httpx
@@ -35,3 +36,17 @@ def running(args: list[str], health: str = "/health", timeout: float = 120.0):
         yield url, proc
     finally:
         stop(proc)
+
+
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's: Playwright cannot download its own browser here
+
+
+def chromium(playwright):
+    """Debian's chromium, started by Playwright with no sandbox and no background networking (a closed network)."""
+    import pytest
+
+    if not CHROMIUM.exists():
+        pytest.fail("Debian's chromium is not installed: `apt-get install chromium` (make test does it)")
+    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=[
+        "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--no-first-run", "--disable-sync"])

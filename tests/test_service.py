@@ -7,7 +7,6 @@ import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
@@ -213,22 +212,15 @@ def test_a_real_server_under_load_with_a_hot_swap(exported, twin, tmp_path):
     assert still.status_code == 200 and still.json()["model"]["labels"] == list(reversed(original))
 
 
-CHROMIUM = Path("/usr/bin/chromium")
-
-
 def test_the_web_page_in_a_real_browser(exported):
     from playwright.sync_api import sync_playwright
 
-    from servers import running
+    from servers import chromium, running
 
-    if not CHROMIUM.exists():
-        pytest.fail("Debian's chromium is not installed: `apt-get install chromium` (make test does it)")
     with running(["-m", "ktrain_recipes", "serve", "--predictor", str(exported)]) as (url, _):
         expected = httpx.post(url + "/predict", json={"texts": [TEXTS[0]]}).json()["predictions"][0]["label"]
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=[
-                "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                "--no-first-run", "--disable-sync"])
+            browser = chromium(p)
             page = browser.new_page()
             remote = []
             page.on("request", lambda r: remote.append(r.url) if not r.url.startswith(url) else None)

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from ktrain_recipes import RecipesError, cli
 from ktrain_recipes.inference.service import create_app
 from ktrain_recipes.inference.service_settings import ServiceSettings
-from servers import running
+from servers import chromium, running
 
 TEXTS = ["i am so happy today", "this makes me furious", "i feel alone", "what a surprise"]
 
@@ -307,18 +307,12 @@ def test_the_service_never_answers_a_plain_text_error(exported):
 
 
 def test_the_api_page_renders_offline_from_the_package(exported):
-    from pathlib import Path
 
     from playwright.sync_api import sync_playwright
 
-    chromium = Path("/usr/bin/chromium")
-    if not chromium.exists():
-        pytest.fail("Debian's chromium is not installed: `apt-get install chromium` (make test does it)")
     with running(serve_args(exported)) as (url, _):
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=str(chromium), args=[
-                "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                "--no-first-run", "--disable-sync"])
+            browser = chromium(p)
             page = browser.new_page()
             remote = []
             page.on("request", lambda r: remote.append(r.url) if not r.url.startswith((url, "data:")) else None)

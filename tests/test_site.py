@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
 
 
 @pytest.fixture(scope="module")
@@ -36,13 +35,11 @@ def test_notebook_09_shows_its_figures_and_training_in_a_browser(site, tmp_path)
     from PIL import Image
     from playwright.sync_api import sync_playwright
 
-    if not CHROMIUM.exists():
-        pytest.fail("Debian's chromium is not installed: `apt-get install chromium` (make test does it)")
+    from servers import chromium
+
     page_file = site / "notebooks" / "09_minilm_step_by_step" / "index.html"
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--no-first-run", "--disable-sync"])
+        browser = chromium(p)
         page = browser.new_page(viewport={"width": 1200, "height": 900})
         page.goto(page_file.as_uri())
         figures = page.evaluate("Array.from(document.querySelectorAll('img')).filter("
