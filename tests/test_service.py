@@ -292,3 +292,15 @@ def test_choosing_the_backend_and_loading_hash_each_file_once(exported, monkeypa
     assert loaded.identity["backend"] == "int8"
     assert hashed and max(hashed.values()) == 1, hashed
     assert "model.int8.onnx" in hashed and "tf_model.h5" in hashed  # the whole folder was checked, once
+
+
+def test_the_ktrain_backend_checks_the_folder_once_too(exported, monkeypatch):
+    from collections import Counter
+
+    import ktrain_recipes.predictor.manifest as manifest
+    from ktrain_recipes.inference.service_model import load_model
+
+    hashed, real = Counter(), manifest.sha256_file
+    monkeypatch.setattr(manifest, "sha256_file", lambda path: hashed.update([path.name]) or real(path))
+    assert load_model(exported, "ktrain").identity["backend"] == "ktrain"
+    assert hashed["tf_model.h5"] == 1, hashed

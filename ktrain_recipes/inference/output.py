@@ -14,6 +14,7 @@ import numpy as np
 
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.inference.text_rules import escape
+from ktrain_recipes.predictor.swaps import partial_file
 
 # an --output suffix that names its format; .txt and .tsv keep --format (text by default)
 SUFFIX_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".parquet": "parquet", ".json": "json"}
@@ -116,7 +117,7 @@ def write_predictions(texts, probs, label_names, fmt="text", proba=False, output
         sys.stdout.write(content)
         return
     path = check_output_file(output)
-    partial = path.absolute().parent / f".{path.name}.partial-{os.getpid()}"
+    partial = partial_file(path)
     try:
         with open(partial, "w", encoding="utf-8", newline="") as f:
             f.write(content)

@@ -38,11 +38,11 @@ def load_model(folder: str | Path, backend: str = "auto", threads: int | None = 
         model = load_int8_predictor(folder, threads=threads)
         identity, pairs = model.identity, model.pairs
     else:
-        from ktrain_recipes.predictor.loading import load_checked_predictor, load_consistent
         from ktrain_recipes.inference.onnx_inference import identity as make_identity
+        from ktrain_recipes.predictor.loading import load_consistent, predictor_from
 
-        def load(folder: Path, manifest: dict):
-            return load_checked_predictor(folder), make_identity(folder, manifest, "ktrain"), manifest.get("pairs")
+        def load(folder: Path, manifest: dict):  # the folder is checked once, by this load_consistent
+            return predictor_from(folder, manifest), make_identity(folder, manifest, "ktrain"), manifest.get("pairs")
 
         predictor, identity, pairs = load_consistent(folder, load)
         model = as_classifier(predictor)

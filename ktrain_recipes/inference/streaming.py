@@ -99,14 +99,8 @@ def read_texts(path: str | os.PathLike, encoding: str = "utf-8", pair_column: st
 def _text_chunks(path: Path, encoding: str, chunk_size: int) -> Iterator:
     """One text per line (lines end at \n only, not at U+2028, U+0085 or \f; blank lines are skipped), a
     leading byte-order mark dropped. Bytes not valid in ``encoding`` are refused naming their line and byte."""
-    import codecs
-
     import pandas as pd
 
-    try:
-        wide = codecs.lookup(encoding).name.startswith(("utf-16", "utf-32"))
-    except LookupError:
-        raise RecipesError(f"unknown --encoding {encoding!r}: try utf-8 or latin-1") from None
     lines: list[str] = []
     numbers: list[int] = []  # each text's line in the file, for errors: blank lines are skipped, not forgotten
 
@@ -115,7 +109,7 @@ def _text_chunks(path: Path, encoding: str, chunk_size: int) -> Iterator:
         chunk.attrs["lines"] = numbers
         return chunk
 
-    for number, line in enumerate(_decoded_lines(path, encoding, wide), 1):
+    for number, line in enumerate(_decoded_lines(path, encoding), 1):
         line = line.rstrip("\n").removesuffix("\r")
         if line.strip():
             lines.append(line)
@@ -128,16 +122,10 @@ def _text_chunks(path: Path, encoding: str, chunk_size: int) -> Iterator:
 
 
 def _jsonl_chunks(path: Path, encoding: str, chunk_size: int) -> Iterator:
-    import codecs
-
     import pandas as pd
 
-    try:
-        wide = codecs.lookup(encoding).name.startswith(("utf-16", "utf-32"))
-    except LookupError:
-        raise RecipesError(f"unknown --encoding {encoding!r}: try utf-8 or latin-1") from None
     rows: list[dict] = []
-    for number, line in enumerate(_decoded_lines(path, encoding, wide), 1):
+    for number, line in enumerate(_decoded_lines(path, encoding), 1):
         if not line.strip():
             continue
         try:
@@ -160,7 +148,14 @@ def _jsonl_chunks(path: Path, encoding: str, chunk_size: int) -> Iterator:
         yield pd.DataFrame(rows)
 
 
-def _decoded_lines(path: Path, encoding: str, wide: bool) -> Iterator[str]:
+def _decoded_lines(path: Path, encoding: str) -> Iterator[str]:
+    """The file's lines (split at \n only), each decoded; a byte that is not valid names its line and offset."""
+    import codecs
+
+    try:
+        wide = codecs.lookup(encoding).name.startswith(("utf-16", "utf-32"))
+    except LookupError:
+        raise RecipesError(f"unknown --encoding {encoding!r}: try utf-8 or latin-1") from None
     if wide:  # a newline is several bytes: let Python's reader split the lines
         with open(path, encoding=encoding, newline="\n") as f:
             yield from f

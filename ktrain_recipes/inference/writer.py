@@ -12,7 +12,7 @@ import numpy as np
 
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.inference.output import check_output_file, jsonable
-from ktrain_recipes.predictor.swaps import HOST, clean_litter
+from ktrain_recipes.predictor.swaps import clean_litter, partial_file
 
 
 class PredictionWriter:
@@ -26,7 +26,7 @@ class PredictionWriter:
         self.rows = 0
         if self.output is not None:
             clean_litter(self.output)  # partial files of runs that were killed part-way
-            self.partial = self.output.absolute().parent / f".{self.output.name}.partial-{HOST}-{os.getpid()}"
+            self.partial = partial_file(self.output)
         self._file = None
         self._csv = None
         self._parquet = None

@@ -150,14 +150,20 @@ def load_checked_predictor(folder: str | os.PathLike, batch_size: int = 32, stri
         rebuilding the preprocessor. A pickle runs code when read: only for folders you trust.
     """
     def load(folder: Path, manifest: dict):
-        refuse_ranker(folder, manifest)
-        check_model_files(folder, manifest)
-        predictor = (_load_with_pickle(folder, batch_size) if unpickle_preproc
-                     else _rebuild_predictor(folder, manifest, batch_size))
-        predictor.pairs = manifest.get("pairs")  # True, False, or None when the save did not record it
-        return predictor
+        return predictor_from(folder, manifest, batch_size, unpickle_preproc)
 
     return load_consistent(folder, load, strict)
+
+
+def predictor_from(folder: Path, manifest: dict, batch_size: int = 32, unpickle_preproc: bool = False):
+    """The ktrain predictor of a folder whose manifest was just checked (inside ``load_consistent``, whose
+    caller may load more from the same save without checking the folder again)."""
+    refuse_ranker(folder, manifest)
+    check_model_files(folder, manifest)
+    predictor = (_load_with_pickle(folder, batch_size) if unpickle_preproc
+                 else _rebuild_predictor(folder, manifest, batch_size))
+    predictor.pairs = manifest.get("pairs")  # True, False, or None when the save did not record it
+    return predictor
 
 
 def _load_with_pickle(folder: Path, batch_size: int):
