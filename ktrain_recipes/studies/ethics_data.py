@@ -252,10 +252,8 @@ def _file_order(path: Path, task: Task) -> tuple[list, list[str]]:
     """The test rows in file order (groups are consecutive rows), read with pandas."""
     import pandas as pd
 
+    _check_header(path, task)
     table = pd.read_csv(path, keep_default_na=False, dtype=str)
-    missing = {task.columns.text, task.columns.label, task.columns.pair} - {None} - set(table.columns)
-    if missing:
-        raise RecipesError(f"{path}: no column(s) {', '.join(sorted(missing))} (has: {', '.join(table.columns)})")
     bad = [i for i, v in enumerate(table[task.columns.label]) if str(v).strip() not in LABELS]
     if bad:
         raise RecipesError(f"{path}:{bad[0] + 2}: label {table[task.columns.label][bad[0]]!r} is not 0 or 1")
