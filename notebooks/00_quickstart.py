@@ -56,7 +56,7 @@ kr.setup_notebook()
 # ## Parameters
 
 # %%
-RUNS = kr.runs_folder("runs", google_drive=False)  # True on Colab: keep runs in your Drive
+RUNS = kr.runs_folder()  # on Colab, a folder in your Google Drive (the other notebooks look there); else "runs"
 config = kr.RecipeConfig(
     model="minilm",       # sentence-transformers' all-MiniLM-L6-v2, from PyPI (see below)
     data=None,            # None: the hub, or $EMOTION_DATA; else a folder with train.txt and val.txt
@@ -66,7 +66,6 @@ config = kr.RecipeConfig(
     limit=None,           # None: all 16,000 training texts (about 12 minutes of training on a 2-core CPU)
     overwrite=True,       # re-running replaces the predictor this notebook saved before
 )
-config = kr.ci_overrides(config)  # only in our CI (a tiny model on a slice); no effect for you
 
 # %% [markdown]
 # `minilm` is sentence-transformers' all-MiniLM-L6-v2. When the Hugging Face hub answers, its own copy is used;

@@ -51,18 +51,18 @@ kr.setup_notebook()
 # ## Parameters
 
 # %%
-RUNS = kr.runs_folder("runs", google_drive=False)  # True on Colab: keep runs in your Drive
+RUNS = kr.runs_folder()  # on Colab, a folder in your Google Drive (the other notebooks look there); else "runs"
 PREDICTOR = f"{RUNS}/quickstart"  # written by 00_quickstart
 SMALL_RUN = kr.RecipeConfig("minilm", out=PREDICTOR, limit=1600, epochs=3, batch_size=8)  # if it is missing
-SMALL_RUN = kr.ci_overrides(SMALL_RUN)  # only in our CI (a tiny model on a slice); no effect for you
 
 # %% [markdown]
-# On a fresh machine (Colab gives each notebook its own), there is no predictor yet: train a small one first (MiniLM
-# on 1,600 texts, a few minutes on a CPU).
+# On Colab, `RUNS` is in your Google Drive, so the predictor 00_quickstart saved there is found here. Where there is
+# none yet, train a small one first (MiniLM on 1,600 texts, a few minutes on a CPU).
 
 # %%
 from pathlib import Path
 if not Path(PREDICTOR).exists():
+    print(f"No predictor in {PREDICTOR} (00_quickstart saves one there): training a small one, a few minutes on a CPU")
     kr.run_recipe(SMALL_RUN)
 
 # %% [markdown]

@@ -64,7 +64,7 @@ kr.setup_notebook()
 # `limit=2000` for a first run that finishes in minutes, or use a GPU runtime.
 
 # %%
-RUNS = kr.runs_folder("runs", google_drive=False)  # True on Colab: keep runs in your Drive
+RUNS = kr.runs_folder()  # on Colab, a folder in your Google Drive (the other notebooks look there); else "runs"
 config = kr.RecipeConfig(
     model="minilm",     # any registry name, hub id or local folder; the paper used BERT, RoBERTa and ALBERT
     data=os.environ.get("ETHICS_DATA"),  # None: the hub's EleutherAI/hendrycks_ethics; or a folder like its archive
@@ -76,7 +76,6 @@ config = kr.RecipeConfig(
     overwrite=True,
 )
 from ktrain_recipes.studies.ethics import TASKS  # the five tasks, in the benchmark's order
-config = kr.ci_overrides(config)  # only in our CI (a tiny model on a slice); no effect for you
 
 # %% [markdown]
 # ## STEP 1: The data

@@ -65,7 +65,7 @@ kr.setup_notebook()
 # ## Parameters
 
 # %%
-RUNS = kr.runs_folder("runs", google_drive=False)  # True on Colab: keep runs in your Drive
+RUNS = kr.runs_folder()  # on Colab, a folder in your Google Drive (the other notebooks look there); else "runs"
 config = kr.RecipeConfig(
     model="minilm",        # the teacher to train if none is saved yet (distill itself uses the teacher's)
     data=None,             # None: emotion from the hub, or $EMOTION_DATA; the teacher's data
@@ -83,7 +83,6 @@ settings = kr.DistillSettings(
     temperature=4.0,            # softens the teacher's probabilities, so the small ones carry information
     alpha=0.5,                  # the weight of the true labels; 1 - alpha goes to the teacher
 )
-config, settings = kr.ci_overrides(config), kr.ci_overrides(settings)  # only in our CI; no effect for you
 
 # %% [markdown]
 # ## STEP 1: What distillation transfers
@@ -93,13 +92,15 @@ config, settings = kr.ci_overrides(config), kr.ci_overrides(settings)  # only in
 # softened probabilities (weight `1 - alpha`, times T squared so that its gradients keep their size as T grows).
 
 # %% [markdown]
-# On a fresh machine (Colab gives each notebook its own runtime) there is no teacher yet: train a small one first,
-# MiniLM on 1,600 texts for 3 epochs (a few minutes on a CPU). The quickstart's, trained on all 16,000, is better.
+# On Colab, `RUNS` is in your Google Drive, so the teacher 00_quickstart saved there is found here. Where there is
+# none yet, train a small one first, MiniLM on 1,600 texts for 3 epochs (a few minutes on a CPU); the quickstart's,
+# trained on all 16,000, is better, and the figures in the text below come from it.
 
 # %%
 from pathlib import Path
 
 if not Path(settings.teacher).exists():
+    print(f"No teacher in {settings.teacher} (00_quickstart saves one there): training a small one, a few minutes")
     kr.run_recipe(dataclasses.replace(config, out=settings.teacher, limit=config.limit or 1600, batch_size=8))
 
 # %%
@@ -203,18 +204,25 @@ for folder in models.values():
 # %% [markdown]
 # ## STEP 5: Side by side
 # Each model as a ktrain predictor (fp32) and as int8 ONNX, on the same validation texts: accuracy, macro-F1,
-# single-text latency (p50), batch throughput and size. Every row predicts through `kr.classify`, which hands the
+# single-text latency (p50), batch throughput and size. The timings are medians of repeated measurements:
+# `kr.time_side_by_side` calls the six predictors in turn, 3 rounds of all validation texts (throughput: the median
+# round) and 100 single texts (latency: the median of the 300 calls), so that a shared CPU's slow moments hit every
+# row alike and one slow pass cannot reorder the rows. Every row predicts through `kr.classify`, which hands the
 # predictor length-sorted chunks (the command line's `predict` does the same). Within each kind the rows differ
 # only in the model; between kinds they also differ in the runtime: fp32 runs in TensorFlow, int8 in ONNX Runtime.
 
 # %%
-rows = []
+rows, predict = [], {}
 for name, folder in models.items():
     for kind, int8, weights in [("fp32", False, "tf_model.h5"), ("int8", True, "model.int8.onnx")]:
         def load(f=folder, i=int8):  # loading is part of what inference_row measures
             return functools.partial(kr.classify, kr.open_predictor(f, int8=i))
         rows.append(kr.inference_row(f"{name} {kind}", load, folder, val, ds.label_names, weights))
+        predict[f"{name} {kind}"] = load()
 table = pd.DataFrame(rows).set_index("name").drop(columns=["train_examples_per_s", "peak_rss_mb"])
+medians = pd.DataFrame(kr.time_side_by_side(predict, val[0], rounds=3)).T
+timing = ["latency_p50_ms", "latency_p95_ms", "throughput_per_s"]
+table[timing] = medians[timing].astype(float)
 table
 
 # %%

@@ -1,8 +1,8 @@
 """Keep committed notebook outputs honest and portable.
 
-`python notebooks/clean_outputs.py NOTEBOOK` drops stderr streams (TensorFlow's start-up log, which
-names machine paths) and collapses progress bars (thousands of \\r/\\b updates) to what a terminal
-would finally show.
+`python notebooks/clean_outputs.py NOTEBOOK` (and notebooks/execute.py, after each run) drops stderr streams
+(TensorFlow's start-up log, which names machine paths) and collapses progress bars (thousands of \\r/\\b
+updates) to what a terminal would finally show.
 """
 
 import sys
@@ -40,10 +40,16 @@ def merge_streams(outputs: list) -> list:
     return merged
 
 
-path = sys.argv[1]
-nb = nbformat.read(path, as_version=4)
-for cell in nb.cells:
-    if cell.cell_type != "code":
-        continue
-    cell.outputs = merge_streams([o for o in cell.outputs if not (o.output_type == "stream" and o.name == "stderr")])
-nbformat.write(nb, path)
+def clean(nb) -> None:
+    """Drop stderr streams and collapse progress bars, in every code cell of ``nb``."""
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = merge_streams([o for o in cell.outputs
+                                          if not (o.output_type == "stream" and o.name == "stderr")])
+
+
+if __name__ == "__main__":
+    path = sys.argv[1]
+    nb = nbformat.read(path, as_version=4)
+    clean(nb)
+    nbformat.write(nb, path)

@@ -1,7 +1,8 @@
 """Execute a notebook in place (cwd: notebooks/) and record which cell sources its outputs came from.
 
 Committed outputs must come from a real run: `EMOTION_DATA=... python notebooks/execute.py
-notebooks/00_quickstart.ipynb`, then `python notebooks/clean_outputs.py notebooks/00_quickstart.ipynb`.
+notebooks/00_quickstart.ipynb`. It then cleans the outputs as notebooks/clean_outputs.py does (no stderr, progress
+bars collapsed).
 tests/test_notebooks.py checks the recorded digest against the current cells, so a stale output fails.
 """
 
@@ -15,9 +16,17 @@ import nbformat
 from nbclient import NotebookClient
 
 HERE = Path(__file__).resolve().parent
-spec = importlib.util.spec_from_file_location("sync", HERE / "sync.py")
-sync = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(sync)
+
+
+def load(name: str):
+    """A module of this folder (the notebooks folder is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+sync, clean_outputs = load("sync"), load("clean_outputs")
 
 if os.environ.get("KTRAIN_RECIPES_SMOKE"):
     sys.exit("refusing to record outputs of a CI smoke run: unset KTRAIN_RECIPES_SMOKE")
@@ -25,6 +34,7 @@ path = Path(sys.argv[1])
 nb = nbformat.read(path, as_version=4)
 start = time.time()
 NotebookClient(nb, timeout=None, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+clean_outputs.clean(nb)
 nb.metadata["ktrain_recipes"] = {"executed_sources_sha256": sync.sources_digest(sync.cells(nb))}
 nbformat.write(nb, path)
 print(f"executed {path} in {time.time() - start:.0f} s")

@@ -5,7 +5,7 @@ smoke runs use these: the real architecture and tokenizer type of each family, t
 text, at a size that fine-tunes in seconds. They learn little; they exercise every code path.
 
 ``python tests/tiny_models.py SMOKE.json`` builds them and writes the overrides file that
-``ktrain_recipes.ci_overrides`` reads when $KTRAIN_RECIPES_SMOKE names it (see the Makefile).
+tests/notebook_smoke.py applies to the notebooks when $KTRAIN_RECIPES_SMOKE names it (see the Makefile).
 """
 
 from __future__ import annotations
