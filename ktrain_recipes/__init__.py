@@ -6,10 +6,15 @@ The public names below load their module on first use, so ``import ktrain_recipe
 service and ``--help`` never import matplotlib, scikit-learn or TensorFlow.
 """
 
+import sys as _sys
+
 from ktrain_recipes import compat  # noqa: F401  (first: TF_USE_LEGACY_KERAS and numpy aliases)
 from ktrain_recipes.config import RecipeConfig
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.versions import __version__
+
+if "ipykernel" in _sys.modules:  # in a notebook, TensorFlow's C++ start-up lines would land in the cell's output
+    compat.import_tensorflow_quietly()
 
 
 # public name -> the module that owns it

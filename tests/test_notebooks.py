@@ -367,3 +367,24 @@ def test_a_notebook_without_a_predictor_says_so_before_training_one(name):
     code = "\n".join(src for kind, src in EXPECTED[name] if kind == "code")
     fallback = code[code.index("if not Path("):]
     assert fallback.index("print(f\"No ") < fallback.index("kr.run_recipe(")
+
+
+def test_a_notebook_kernel_imports_tensorflow_without_its_start_up_lines(tmp_path):
+    """In a kernel (ipykernel loaded), `import ktrain_recipes` imports TensorFlow with fd 2 silenced, so absl's,
+    oneDNN's and cudart's C++ lines never reach a cell; elsewhere the import stays light (no TensorFlow)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, types\n{fake}import ktrain_recipes\nprint('tensorflow' in sys.modules)\n"
+             "import ktrain\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "0"}
+    kernel = subprocess.run([sys.executable, "-c", probe.format(fake="sys.modules['ipykernel'] = "
+                                                                     "types.ModuleType('ipykernel')\n")],
+                            capture_output=True, text=True, timeout=300, env=env)
+    assert kernel.returncode == 0, kernel.stderr
+    assert kernel.stdout.strip() == "True"
+    for line in ("absl::InitializeLog", "oneDNN custom operations", "cuda"):
+        assert line not in kernel.stderr, kernel.stderr
+    plain = subprocess.run([sys.executable, "-c", "import sys, ktrain_recipes; print('tensorflow' in sys.modules)"],
+                           capture_output=True, text=True, timeout=300, env=env)
+    assert plain.stdout.strip() == "False"
