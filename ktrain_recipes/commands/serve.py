@@ -3,7 +3,7 @@
 from ktrain_recipes.commands.flags import add_flags, settings_from_args
 from ktrain_recipes.inference.service_settings import ServiceSettings
 
-HELP = "serve a saved predictor over HTTP: /predict, /health, /metadata, a web page"
+HELP = "serve a saved predictor over HTTP: /predict, /health, /metrics, a web page (one process, or Ray Serve)"
 
 
 def add_arguments(p) -> None:
@@ -18,6 +18,12 @@ def uses_tensorflow(args) -> bool:
 
 
 def run(args) -> None:
-    from ktrain_recipes.inference.service import serve
+    settings = settings_from_args(args, ServiceSettings)
+    if settings.engine == "ray":
+        from ktrain_recipes.inference.ray_serving import serve_with_ray
 
-    serve(settings_from_args(args, ServiceSettings), host=args.host, port=args.port)
+        serve_with_ray(settings, host=args.host, port=args.port)
+    else:
+        from ktrain_recipes.inference.service import serve
+
+        serve(settings, host=args.host, port=args.port)

@@ -42,8 +42,9 @@ def _error(status: int, message: str, headers: dict | None = None):
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
-def create_app(settings: ServiceSettings, model: LoadedModel | None = None):
-    """Build the FastAPI app for ``settings.predictor`` (``model``: an already loaded one)."""
+def create_app(settings: ServiceSettings, model: LoadedModel | None = None, request_ids: bool = True):
+    """Build the FastAPI app for ``settings.predictor`` (``model``: an already loaded one; ``request_ids=False``
+    behind a proxy that sets X-Request-ID itself)."""
     from fastapi import FastAPI
 
     from ktrain_recipes.inference.service_guard import Guard
@@ -70,7 +71,7 @@ def create_app(settings: ServiceSettings, model: LoadedModel | None = None):
                            allow_headers=["authorization", "content-type", "x-request-id"],
                            expose_headers=["x-request-id", "x-queue-time-ms", "x-inference-time-ms"])
     app.add_middleware(Guard, max_body_bytes=settings.max_body_bytes, api_key=settings.api_key(), metrics=metrics,
-                       max_concurrent=settings.max_concurrent)
+                       max_concurrent=settings.max_concurrent, request_ids=request_ids)
     return app
 
 

@@ -28,8 +28,11 @@ def _without_body(send):
 
 
 class Guard:
-    def __init__(self, app, max_body_bytes: int, api_key: str | None, metrics, max_concurrent: int):
+    def __init__(self, app, max_body_bytes: int, api_key: str | None, metrics, max_concurrent: int,
+                 request_ids: bool = True):
+        """``request_ids=False``: leave X-Request-ID to a proxy in front that echoes or makes it (Ray Serve's)."""
         self.app, self.max_body, self.key, self.metrics = app, max_body_bytes, api_key, metrics
+        self.request_ids = request_ids
         self.max_concurrent, self.in_flight = max_concurrent, 0  # /predict requests inside the server
 
     async def __call__(self, scope, receive, send):
@@ -54,7 +57,9 @@ class Guard:
         async def send_with_id(message):
             if message["type"] == "http.response.start":
                 state["status"] = message["status"]
-                message["headers"] = [*message.get("headers", []), (b"x-request-id", request_id.encode("latin-1"))]
+                if self.request_ids:
+                    message["headers"] = [*message.get("headers", []),
+                                          (b"x-request-id", request_id.encode("latin-1"))]
             await send(message)
 
         async def too_large(sender):

@@ -7,6 +7,7 @@ from pathlib import Path
 from ktrain_recipes.errors import RecipesError
 
 BACKENDS = ("auto", "int8", "ktrain")
+ENGINES = ("local", "ray")
 
 
 @dataclass
@@ -40,13 +41,24 @@ class ServiceSettings:
                 "$KTRAIN_RECIPES_API_KEY); default: no key", "parse": str})
     cors_origin: str | None = field(default=None, metadata={
         "help": "comma-separated origins whose web pages may call the API (CORS); default: none", "parse": str})
+    engine: str = field(default="local", metadata={"help": "local: one process (uvicorn); ray: a Ray Serve "
+                                                   "deployment of the same app, --replicas copies of the model"})
+    replicas: int = field(default=1, metadata={"help": "with --engine ray: how many replicas, each with its own "
+                                               "model and --threads CPUs"})
+    ray_address: str | None = field(default=None, metadata={
+        "help": "with --engine ray: a running cluster to deploy to (HOST:PORT, ray://HOST:PORT or auto); default: a "
+                "local Ray started for the service", "parse": str})
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
             raise RecipesError(f"--backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
+        if self.engine not in ENGINES:
+            raise RecipesError(f"--engine must be one of {', '.join(ENGINES)}, got {self.engine!r}")
+        if self.engine == "local" and (self.replicas != 1 or self.ray_address):
+            raise RecipesError("--replicas and --ray-address are for --engine ray: add --engine ray, or leave them out")
         for name, least, most in [("max_batch", 1, 100_000), ("max_chars", 1, 10_000_000),
                                   ("max_body_bytes", 1, 1 << 30), ("threads", 1, 1024), ("max_queue", 1, 10_000_000),
-                                  ("max_concurrent", 1, 100_000)]:
+                                  ("max_concurrent", 1, 100_000), ("replicas", 1, 1000)]:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
                 raise RecipesError(f"--{name.replace('_', '-')} must be a whole number from {least} to {most}, "
