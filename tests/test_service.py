@@ -264,20 +264,27 @@ def test_the_openapi_schema_driven_pass_finds_no_5xx(exported):
     assert len(statuses) >= 60 and any(s == 200 for s in statuses) and any(400 <= s < 500 for s in statuses)
 
 
-def test_serve_bench_measures_all_three_servers(exported, tmp_path):
-    from ktrain_recipes.studies.serve_bench import run_serve_bench
+def test_serve_bench_measures_every_server_and_the_overload_level(exported, tmp_path):
+    from ktrain_recipes.studies.serve_bench import OVERLOAD, SERVERS, run_serve_bench
 
     result = run_serve_bench(str(exported), out=str(tmp_path), assets=str(tmp_path), concurrencies=[1, 4],
                              seconds=3)
-    assert [r["server"] for r in result["servers"]] == ["a_flask_ktrain_faq", "b_service_ktrain", "c_service_int8"]
+    assert [r["server"] for r in result["servers"]] == list(SERVERS)
     for row in result["servers"]:
         assert row["rss_mb_at_rest"] > 50
-        assert [lv["concurrency"] for lv in row["levels"]] == [1, 4]
+        expected = [OVERLOAD] if row["server"] == "f_overload" else [1, 4]
+        assert [lv["concurrency"] for lv in row["levels"]] == expected
         assert all(lv["requests"] >= 5 and lv["good_rps"] > 0 and lv["p50_ms"] <= lv["p99_ms"] for lv in row["levels"])
+        for lv in row["levels"]:  # every answer counted by status
+            assert sum(lv["statuses"].values()) == lv["requests"]
         if row["server"] != "a_flask_ktrain_faq":  # the FAQ app shares one tokenizer between threads: it may fail
-            assert all(lv["failures"] == 0 for lv in row["levels"])
+            assert all(lv["failures"] == 0 for lv in row["levels"]), row
+    overload = result["servers"][-1]["levels"][0]
+    assert overload["refused_429"] > 0 and set(overload["statuses"]) <= {"200", "429", "503"}
+    assert result["targets"]["overload_other_non_2xx"]["met"]
+    assert "c32_rps_ratio_ray2_over_c" not in result["targets"]  # no level at 32 clients in this short run
     assert (tmp_path / "serve_bench.png").stat().st_size > 1000
-    assert "| target |" in (tmp_path / "serve_bench.md").read_text()
+    assert "| refused 429/503 |" in (tmp_path / "serve_bench.md").read_text()
 
 
 def test_choosing_the_backend_and_loading_hash_each_file_once(exported, monkeypatch):

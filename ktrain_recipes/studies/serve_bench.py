@@ -1,9 +1,14 @@
-"""``serve-bench``: requests/s, latency percentiles and resident memory of three HTTP servers for one predictor,
+"""``serve-bench``: requests/s, latency percentiles and resident memory of HTTP servers for one predictor,
 measured in one run on one machine:
 
 (a) ktrain's FAQ deployment: Flask around ``ktrain.load_predictor``, one text per ``GET /predict?text=``;
 (b) our service (``serve``) with the ktrain backend;
-(c) our service with the int8 ONNX backend and micro-batching.
+(c) our service with the int8 ONNX backend and micro-batching;
+(d, e) the same service on Ray Serve (``serve --engine ray``) with 1 and 2 replicas;
+(f) the single-process int8 service overloaded: 256 clients against a small queue (``--max-queue 32``).
+
+Every level counts the answers by status: 429 and 503 are the service refusing work it cannot take in time;
+any other non-2xx is a failure.
 
 Each server runs in its own process on 127.0.0.1. The load comes from ``wrk`` (a C load generator: a Python
 client tops out near 200 requests/s at 32 connections on a 2-core machine, below what it is measuring), one
@@ -28,7 +33,11 @@ SERVERS = {
     "a_flask_ktrain_faq": "Flask + ktrain.load_predictor (ktrain FAQ)",
     "b_service_ktrain": "our service, ktrain backend",
     "c_service_int8": "our service, int8 ONNX + micro-batching",
+    "d_ray_serve_1": "our service on Ray Serve, 1 replica (int8)",
+    "e_ray_serve_2": "our service on Ray Serve, 2 replicas (int8)",
+    "f_overload": "our service, int8, overloaded (--max-queue 32, --max-concurrent 64)",
 }
+OVERLOAD = 256  # clients at the overload level (f)
 TEXTS = ["i feel so happy and relaxed today", "i am terrified of what comes next", "i feel so alone and miserable",
          "this makes me furious", "i was amazed to see how much had changed", "i love the way you laugh"]
 
@@ -67,8 +76,13 @@ def _command(name: str, predictor: str, port: int) -> list[str]:
     if name == "a_flask_ktrain_faq":
         return [sys.executable, "-m", "ktrain_recipes.studies.serve_bench", "flask", predictor, str(port)]
     backend = "ktrain" if name == "b_service_ktrain" else "int8"
-    return [sys.executable, "-m", "ktrain_recipes", "serve", "--predictor", predictor, "--backend", backend,
-            "--host", "127.0.0.1", "--port", str(port), "--reload-interval", "0"]
+    command = [sys.executable, "-m", "ktrain_recipes", "serve", "--predictor", predictor, "--backend", backend,
+               "--host", "127.0.0.1", "--port", str(port), "--reload-interval", "0"]
+    if name in ("d_ray_serve_1", "e_ray_serve_2"):  # one model thread per replica, as (c) has one
+        command += ["--engine", "ray", "--replicas", name[-1], "--threads", "1"]
+    if name == "f_overload":
+        command += ["--max-queue", "32", "--max-concurrent", "64"]
+    return command
 
 
 def _request(name: str, url: str, http, text: str):
@@ -80,6 +94,10 @@ def _request(name: str, url: str, http, text: str):
 WRK_SCRIPT = """
 local texts = {TEXTS}
 local i = 0
+local threads = {}
+setup = function(thread) table.insert(threads, thread) end
+init = function(args) statuses = {} end
+response = function(status, headers, body) statuses[status] = (statuses[status] or 0) + 1 end
 request = function()
   i = i + 1
   local text = texts[(i % #texts) + 1]
@@ -94,6 +112,9 @@ done = function(summary, latency, requests)
               + summary.errors.timeout
   io.write(string.format("WRK %d %d %.6f %.3f %.3f %.3f\\n", summary.requests, bad, summary.duration / 1e6,
            latency:percentile(50) / 1000, latency:percentile(95) / 1000, latency:percentile(99) / 1000))
+  for _, thread in ipairs(threads) do
+    for status, n in pairs(thread:get("statuses")) do io.write(string.format("STATUS %d %d\\n", status, n)) end
+  end
 end
 """
 
@@ -120,7 +141,14 @@ def _level(name: str, url: str, concurrency: int, seconds: float) -> dict:
         raise RecipesError(f"wrk gave no figures for {name}: {run.stdout[-300:]} {run.stderr[-300:]}")
     total, bad, duration, p50, p95, p99 = line.split()[1:]
     total, bad, duration = int(total), int(bad), float(duration)
-    return {"concurrency": concurrency, "requests": total, "failures": bad,
+    statuses = {}
+    for status_line in run.stdout.splitlines():
+        if status_line.startswith("STATUS "):
+            code, n = status_line.split()[1:]
+            statuses[code] = statuses.get(code, 0) + int(n)
+    refused = statuses.get("429", 0) + statuses.get("503", 0)
+    return {"concurrency": concurrency, "requests": total, "failures": bad - refused,
+            "refused_429": statuses.get("429", 0), "refused_503": statuses.get("503", 0), "statuses": statuses,
             "good_rps": round((total - bad) / duration, 1), "p50_ms": round(float(p50), 2),
             "p95_ms": round(float(p95), 2), "p99_ms": round(float(p99), 2)}
 
@@ -154,7 +182,7 @@ def bench_server(name: str, predictor: str, concurrencies: list[int], seconds: f
         time.sleep(1)
         rss = process_rss_mb(proc.pid, children=True) * 2**20
         levels = []
-        for c in concurrencies:
+        for c in [OVERLOAD] if name == "f_overload" else concurrencies:
             levels.append(_level(name, url, c, seconds))
             print(f"{name} c={c}: {levels[-1]}", file=sys.stderr)
     finally:
@@ -164,7 +192,7 @@ def bench_server(name: str, predictor: str, concurrencies: list[int], seconds: f
 
 def run_serve_bench(predictor: str, out: str = "docs", assets: str = "assets", concurrencies=(1, 8, 32, 64),
                     seconds: float = 20.0, servers=tuple(SERVERS)) -> dict:
-    """Bench the three servers (see the module's docstring); write serve_bench.json/.md and a chart."""
+    """Bench the servers (see the module's docstring); write serve_bench.json/.md and a chart."""
     from ktrain_recipes.predictor.loading import load_checked_predictor  # noqa: F401  (fail early on a bad folder)
     from ktrain_recipes.predictor.manifest import ONNX_INT8, read_manifest
 
@@ -172,7 +200,8 @@ def run_serve_bench(predictor: str, out: str = "docs", assets: str = "assets", c
         raise RecipesError(f"'{predictor}' has no int8 ONNX model: run `ktrain-recipes export --predictor "
                            f"{predictor}` first")
     rows = [bench_server(name, predictor, list(concurrencies), seconds) for name in servers]
-    result = {"predictor": str(predictor), "load": "wrk -t 1 -c CONCURRENCY", "seconds_per_level": seconds,
+    result = {"predictor": str(predictor), "load": "wrk -t 1 -c CONCURRENCY",
+              "latency": "percentiles of every answer, refusals (429/503) included", "seconds_per_level": seconds,
               "cpu": describe_machine(), "servers": rows, "targets": targets(rows)}
     Path(out).mkdir(parents=True, exist_ok=True)
     Path(out, "serve_bench.json").write_text(json.dumps(result, indent=2))
@@ -188,11 +217,19 @@ def _at(row: dict, c: int) -> dict:
 
 
 def targets(rows: list[dict]) -> dict:
-    """The targets, from this run's figures (all three servers needed)."""
-    if len(rows) < 3:
-        return {}
-    a, _, c = rows
+    """The targets, from this run's figures (each needs the servers it compares)."""
+    by_name = {row["server"]: row for row in rows}
     out = {}
+    c, e = by_name.get("c_service_int8"), by_name.get("e_ray_serve_2")
+    if c and e and all(any(level["concurrency"] == 32 for level in r["levels"]) for r in (c, e)):
+        ratio = _at(e, 32)["good_rps"] / max(_at(c, 32)["good_rps"], 1e-9)
+        out["c32_rps_ratio_ray2_over_c"] = {"value": round(ratio, 2), "target": ">= 0.8", "met": ratio >= 0.8}
+    if "f_overload" in by_name:
+        level = by_name["f_overload"]["levels"][0]
+        out["overload_other_non_2xx"] = {"value": level["failures"], "target": "0", "met": level["failures"] == 0}
+    if not {"a_flask_ktrain_faq", "c_service_int8"} <= set(by_name):
+        return out
+    a = by_name["a_flask_ktrain_faq"]
     if any(level["concurrency"] == 32 for level in a["levels"]):
         ratio = _at(c, 32)["good_rps"] / max(_at(a, 32)["good_rps"], 1e-9)
         out["c32_rps_ratio_c_over_a"] = {"value": round(ratio, 1), "target": ">= 25", "met": ratio >= 25}
@@ -205,13 +242,15 @@ def targets(rows: list[dict]) -> dict:
 
 
 def markdown(result: dict) -> str:
-    lines = ["| server | RSS at rest (MB) | concurrency | good req/s | p50 ms | p95 ms | p99 ms | failures |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| server | RSS at rest (MB) | concurrency | good req/s | p50 ms | p95 ms | p99 ms | refused 429/503 | "
+             "failures |", "|---|---|---|---|---|---|---|---|---|"]
     for row in result["servers"]:
         for i, level in enumerate(row["levels"]):
             head = f"{row['what']} | {row['rss_mb_at_rest']}" if i == 0 else " | "
+            refused = f"{level.get('refused_429', 0)}/{level.get('refused_503', 0)}"
             lines.append(f"| {head} | {level['concurrency']} | {level['good_rps']} | {level['p50_ms']} | "
-                         f"{level['p95_ms']} | {level['p99_ms']} | {level['failures']}/{level['requests']} |")
+                         f"{level['p95_ms']} | {level['p99_ms']} | {refused} | "
+                         f"{level['failures']}/{level['requests']} |")
     lines += ["", "| target | this run | goal | met |", "|---|---|---|---|"]
     for name, t in result["targets"].items():
         lines.append(f"| {name} | {t['value']} | {t['target']} | {'yes' if t['met'] else 'no'} |")
