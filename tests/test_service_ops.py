@@ -322,3 +322,57 @@ def test_the_api_page_renders_offline_from_the_package(exported):
             browser.close()
     assert "ktrain-recipes predictor" in title
     assert not remote, remote  # every file came from the service
+
+
+# bounds on each connection: header size and count (431), time to send headers and body (408), a refused body
+# drained so that the client reads its 413, and JSON for bytes that are not HTTP
+def raw_exchange(url: str, data: bytes, wait_s: float = 10.0) -> tuple[int, dict, float]:
+    """Send ``data`` on a fresh connection and read until the server closes it: (status, JSON body, seconds)."""
+    import time
+
+    host, port = url.removeprefix("http://").split(":")
+    start = time.monotonic()
+    with socket.create_connection((host, int(port)), timeout=wait_s) as conn:
+        try:
+            conn.sendall(data)
+        except OSError:
+            pass
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert b"content-type: application/json" in head.lower(), answer[:300]
+    return int(head.split()[1]), json.loads(body), time.monotonic() - start
+
+
+def test_connection_bounds_answer_431_and_408_in_json(exported):
+    flags = ("--header-timeout-s", "1", "--body-timeout-s", "1", "--max-header-bytes", "8192", "--max-headers", "20")
+    with running(serve_args(exported, *flags)) as (url, _):
+        huge = b"POST /predict HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 100_000 + b"\r\n\r\n"
+        status, body, _ = raw_exchange(url, huge)
+        assert status == 431 and "over 8192 bytes" in body["error"]
+        many = b"GET /health HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(30)) + b"\r\n"
+        status, body, _ = raw_exchange(url, many)
+        assert status == 431 and "over 20 headers" in body["error"]
+        status, body, took = raw_exchange(url, b"POST /predict HTTP/1.1\r\nHost: x\r\n")  # headers never finish
+        assert status == 408 and "headers did not arrive within 1 s" in body["error"] and took < 5
+        short = (b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+                 b'{"te')
+        status, body, took = raw_exchange(url, short)  # the body promises more than it sends
+        assert status == 408 and "body did not arrive within 1 s" in body["error"] and took < 5
+        status, body, _ = raw_exchange(url, b"\x16\x03\x01 not http at all\r\n\r\n")
+        assert status == 400 and "not valid HTTP" in body["error"]
+        assert httpx.get(url + "/health/ready").status_code == 200  # and the server serves on
+
+
+def test_a_client_sending_a_whole_oversized_body_reads_the_413(exported):
+    import urllib.error
+    import urllib.request
+
+    with running(serve_args(exported, "--max-body-bytes", "100000")) as (url, _):
+        body = json.dumps({"texts": ["x" * 1000] * 2000}).encode()  # 2 MB, sent whole before the answer is read
+        request = urllib.request.Request(url + "/predict", data=body, headers={"content-type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=30)
+        assert refused.value.code == 413 and "over 100000 bytes" in json.loads(refused.value.read())["error"]
+        assert httpx.get(url + "/health/ready").status_code == 200

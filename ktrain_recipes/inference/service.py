@@ -14,6 +14,8 @@ What ktrain's FAQ Flask app lacks, and this adds:
 * operations: liveness apart from readiness (not ready while draining), Prometheus metrics, an optional API key
   and CORS allow-list, ``X-Request-ID``, ``x-queue-time-ms`` and ``x-inference-time-ms`` headers, HEAD wherever
   GET works, and on SIGTERM a drain of the requests in flight (``drain_s``);
+* bounds on each connection (``http_protocol``): header size and count (431), time to send the headers and the
+  body (408), and a refused body drained so that the client reads its 413;
 * every error is JSON with one line (``{"error": "..."}``): 4xx for what a client sent, never a plain-text page.
 """
 
@@ -288,6 +290,8 @@ def serve(settings: ServiceSettings, host: str = "127.0.0.1", port: int = 8000) 
     not-ready, answer what is in flight (up to ``settings.drain_s``) and exit."""
     import uvicorn
 
+    from ktrain_recipes.inference.http_protocol import ConnectionLimits, limited_protocol
+
     sock = bind(host, port)
     if host not in LOCAL_HOSTS and not settings.api_key():
         note(f"warning: listening on {host} without an API key: anyone who can reach the port can use it "
@@ -305,6 +309,8 @@ def serve(settings: ServiceSettings, host: str = "127.0.0.1", port: int = 8000) 
             app.state.draining = True  # /health/ready answers 503 from now on
             super().handle_exit(sig, frame)
 
-    config = uvicorn.Config(app, log_level="warning", access_log=False, log_config=None,
+    limits = ConnectionLimits(settings.max_header_bytes, settings.max_headers, settings.header_timeout_s,
+                              settings.body_timeout_s)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, log_config=None, http=limited_protocol(limits),
                             timeout_graceful_shutdown=settings.drain_s or None)
     DrainingServer(config).run(sockets=[sock])

@@ -41,6 +41,13 @@ class ServiceSettings:
                 "$KTRAIN_RECIPES_API_KEY); default: no key", "parse": str})
     cors_origin: str | None = field(default=None, metadata={
         "help": "comma-separated origins whose web pages may call the API (CORS); default: none", "parse": str})
+    max_header_bytes: int = field(default=32_768, metadata={"help": "largest request line and headers accepted, "
+                                                        "in bytes (past it: 431)"})
+    max_headers: int = field(default=100, metadata={"help": "most headers in one request (past it: 431)"})
+    header_timeout_s: float = field(default=10.0, metadata={"help": "seconds a client has to send a request's line "
+                                                            "and headers (past it: 408, connection closed)"})
+    body_timeout_s: float = field(default=30.0, metadata={"help": "seconds a client has to send a request's body "
+                                                          "once its headers are in (past it: 408)"})
     engine: str = field(default="local", metadata={"help": "local: one process (uvicorn); ray: a Ray Serve "
                                                    "deployment of the same app, --replicas copies of the model"})
     replicas: int = field(default=1, metadata={"help": "with --engine ray: how many replicas, each with its own "
@@ -58,13 +65,15 @@ class ServiceSettings:
             raise RecipesError("--replicas and --ray-address are for --engine ray: add --engine ray, or leave them out")
         for name, least, most in [("max_batch", 1, 100_000), ("max_chars", 1, 10_000_000),
                                   ("max_body_bytes", 1, 1 << 30), ("threads", 1, 1024), ("max_queue", 1, 10_000_000),
-                                  ("max_concurrent", 1, 100_000), ("replicas", 1, 1000)]:
+                                  ("max_concurrent", 1, 100_000), ("replicas", 1, 1000),
+                                  ("max_header_bytes", 1024, 1 << 24), ("max_headers", 1, 10_000)]:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
                 raise RecipesError(f"--{name.replace('_', '-')} must be a whole number from {least} to {most}, "
                                    f"got {value!r}")
         for name, least, most in [("max_wait_ms", 0, 1000), ("reload_interval", 0, 86_400),
-                                  ("timeout_ms", 1, 600_000), ("drain_s", 0, 3600)]:
+                                  ("timeout_ms", 1, 600_000), ("drain_s", 0, 3600),
+                                  ("header_timeout_s", 0.1, 3600), ("body_timeout_s", 0.1, 3600)]:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not (least <= value <= most):
                 raise RecipesError(f"--{name.replace('_', '-')} must be a number from {least} to {most}, "

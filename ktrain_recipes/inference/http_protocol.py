@@ -1,0 +1,168 @@
+"""The HTTP connection bounds a client must not control, on uvicorn's httptools protocol.
+
+uvicorn applies no limit to the size or number of headers and no timeout while a request's headers or body are
+being sent: one client could send a 100 MB header, or keep connections open forever half-way through a request.
+This protocol adds, per connection:
+
+* the request line and headers limited in bytes and count: past either, 431;
+* a deadline for the request line and headers (from the connection's first byte, or the end of the previous
+  request), and one for the body once the headers are in: past either, 408 and the connection closes;
+* a body refused with 413 is drained (read and dropped, up to ``DRAIN_BYTES`` and the body deadline) rather than
+  the connection closed under the client, so that clients which send the whole body before reading (urllib,
+  requests) read the 413 instead of a broken pipe;
+* uvicorn's own plain-text 400 page for bytes that are not HTTP becomes JSON, as every other error.
+
+The answers are JSON with one line (``{"error": "..."}``), like the app's.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+DRAIN_BYTES = 64 * 2**20  # most of a refused body read and dropped so that the client sees the 413
+
+
+@dataclass(frozen=True)
+class ConnectionLimits:
+    max_header_bytes: int = 32_768
+    max_headers: int = 100
+    header_timeout_s: float = 10.0
+    body_timeout_s: float = 30.0
+
+
+class _Refused(Exception):
+    """Raised from a parser callback to stop parsing a request that is refused."""
+
+
+class _CloseAfterBody:
+    """The transport as a request's cycle sees it: a close asked for while the request's body is still coming in
+    (an answer sent before the body was read, with "Connection: close") waits until the body is drained."""
+
+    def __init__(self, transport, protocol):
+        self._transport, self._protocol = transport, protocol
+
+    def close(self) -> None:
+        if self._protocol.body_pending():
+            self._protocol.close_when_drained = True
+        else:
+            self._transport.close()
+
+    def __getattr__(self, name):
+        return getattr(self._transport, name)
+
+
+def limited_protocol(limits: ConnectionLimits) -> type:
+    """uvicorn's httptools protocol class with ``limits`` (pass it as ``uvicorn.Config(http=...)``)."""
+
+    class LimitedHttpToolsProtocol(HttpToolsProtocol):
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            self._timer = None
+            self._refusal: tuple[int, str] | None = None
+            self._header_bytes = self._header_count = self._drained = 0
+            self._body_expected = self._message_complete = self.close_when_drained = False
+            self._arm(limits.header_timeout_s, 408, f"the request's headers did not arrive within "
+                                                    f"{limits.header_timeout_s:g} s: send them at once")
+
+        def body_pending(self) -> bool:
+            return self._body_expected and not self._message_complete
+
+        def connection_lost(self, exc) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self, seconds: float, status: int, message: str) -> None:
+            self._disarm()
+            self._timer = self.loop.call_later(seconds, self._expire, status, message)
+
+        def _disarm(self) -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+        def _expire(self, status: int, message: str) -> None:
+            self._timer = None
+            if self.transport.is_closing():
+                return
+            cycle = self.cycle
+            if cycle is not None and cycle.response_started:  # answered already (a 413 being drained): just close
+                self.transport.close()
+                return
+            if cycle is not None:  # the app, if it waits for the body, is told the client went away
+                cycle.disconnected = True
+                cycle.message_event.set()
+            self._answer(status, message)
+
+        def _answer(self, status: int, message: str) -> None:
+            body = json.dumps({"error": message}).encode()
+            head = [STATUS_LINE[status]]
+            for name, value in self.server_state.default_headers:
+                head += [name, b": ", value, b"\r\n"]
+            head += [b"content-type: application/json\r\n", b"content-length: ", str(len(body)).encode(), b"\r\n",
+                     b"connection: close\r\n\r\n"]
+            self.transport.write(b"".join(head) + body)
+            self.transport.close()
+
+        def _count(self, n: int, header: bool) -> None:
+            self._header_bytes += n
+            self._header_count += header
+            if self._header_bytes > limits.max_header_bytes:
+                self._refusal = (431, f"the request line and headers are over {limits.max_header_bytes} bytes: "
+                                      "send shorter headers")
+            elif self._header_count > limits.max_headers:
+                self._refusal = (431, f"the request has over {limits.max_headers} headers: send fewer")
+            if self._refusal:
+                raise _Refused
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self._header_bytes = self._header_count = self._drained = 0
+            self._body_expected = self._message_complete = self.close_when_drained = False
+            if self._timer is None:  # the next request on a kept-alive connection
+                self._arm(limits.header_timeout_s, 408, f"the request's headers did not arrive within "
+                                                        f"{limits.header_timeout_s:g} s: send them at once")
+
+        def on_url(self, url: bytes) -> None:
+            self._count(len(url), header=False)
+            super().on_url(url)
+
+        def on_header(self, name: bytes, value: bytes) -> None:
+            self._count(len(name) + len(value) + 4, header=True)
+            super().on_header(name, value)
+
+        def on_headers_complete(self) -> None:
+            self._disarm()
+            headers = dict(self.headers)
+            self._body_expected = (headers.get(b"content-length", b"0") not in (b"0", b"")
+                                   or b"transfer-encoding" in headers)
+            if self._body_expected:
+                self._arm(limits.body_timeout_s, 408, f"the request's body did not arrive within "
+                                                      f"{limits.body_timeout_s:g} s: send it at once")
+            super().on_headers_complete()
+            if self.cycle is not None:
+                self.cycle.transport = _CloseAfterBody(self.transport, self)
+
+        def on_body(self, body: bytes) -> None:
+            if self.cycle is not None and self.cycle.response_complete:  # a refused body, drained
+                self._drained += len(body)
+                if self._drained > DRAIN_BYTES:
+                    self.transport.close()
+                    return
+            super().on_body(body)
+
+        def on_message_complete(self) -> None:
+            self._disarm()
+            self._message_complete = True
+            super().on_message_complete()
+            if self.close_when_drained:
+                self.transport.close()
+
+        def send_400_response(self, msg: str) -> None:
+            status, message = self._refusal or (400, "the request is not valid HTTP/1.1")
+            self._disarm()
+            self._answer(status, message)
+
+    return LimitedHttpToolsProtocol
