@@ -185,6 +185,10 @@ class RecipeConfig:
         "it out; not faster)",
         int,
     )
+    worker_timeout_s: float = _setting(
+        "training", 300.0,
+        "with --distribute multiworker: how long to wait for every worker of TF_CONFIG to join before giving up"
+    )
     smoke: bool = _setting(
         "output", False,
         "mark the run as a smoke test (a tiny model on a slice): tables and charts say its figures are not "
@@ -243,6 +247,9 @@ class RecipeConfig:
         if self.distribute not in DISTRIBUTE:
             raise RecipesError(f"--distribute must be {', '.join(DISTRIBUTE[:-1])} or {DISTRIBUTE[-1]}, got "
                                f"{self.distribute!r}")
+        timeout = self.worker_timeout_s
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 1 <= timeout <= 86_400:
+            raise RecipesError(f"--worker-timeout-s must be a number of seconds from 1 to 86400, got {timeout!r}")
         if self.devices is not None and (self.devices < 1 or self.distribute != "mirrored"):
             raise RecipesError("--devices must be at least 1, and only applies with --distribute mirrored")
         cores = os.cpu_count() or 1

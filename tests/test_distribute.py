@@ -75,3 +75,43 @@ def test_multiworker_two_processes_on_loopback(tiny_models, small_data, tmp_path
     # the chief's saved predictor answers as the worker's own weights did, on the same validation texts
     assert chief["reloaded_accuracy"] == pytest.approx(worker["accuracy"])
     assert chief["confusion"] == worker["confusion"]
+
+
+def lone_worker(tiny_models, small_data, tmp_path, timeout_s: float):
+    """`train` as worker 0 of a two-worker TF_CONFIG whose worker 1 never starts."""
+    from servers import free_port
+
+    ports = [free_port(), free_port()]
+    tf_config = {"cluster": {"worker": [f"127.0.0.1:{p}" for p in ports]}, "task": {"type": "worker", "index": 0}}
+    args = ["train", "--model", tiny_models["bert"], "--data", str(small_data), "--epochs", "1", "--batch-size", "8",
+            "--distribute", "multiworker", "--worker-timeout-s", str(timeout_s), "--out", str(tmp_path / "mw")]
+    proc = subprocess.Popen([sys.executable, "-m", "ktrain_recipes", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "TF_CONFIG": json.dumps(tf_config)})
+    return proc, ports[1]
+
+
+def test_a_worker_that_never_starts_is_named_and_the_wait_ends(tiny_models, small_data, tmp_path):
+    proc, port = lone_worker(tiny_models, small_data, tmp_path, 15)
+    out = proc.communicate(timeout=300)[0]
+    assert proc.returncode == 1, out[-2000:]
+    assert f"waiting for worker 1 (127.0.0.1:{port}) to start" in out  # said while waiting
+    assert f"the cluster did not form within 15 s: worker 1 (127.0.0.1:{port}) did not start" in out
+    assert "Traceback" not in out and not (tmp_path / "mw").exists()
+
+
+def test_sigterm_stops_the_wait_for_workers(tiny_models, small_data, tmp_path):
+    import signal
+    import time
+
+    proc, _ = lone_worker(tiny_models, small_data, tmp_path, 600)
+    lines, end = [], time.monotonic() + 240
+    while time.monotonic() < end:  # until it says it waits (10 s into the wait)
+        line = proc.stdout.readline()
+        lines.append(line)
+        if "waiting for worker 1" in line or not line:
+            break
+    proc.send_signal(signal.SIGTERM)
+    out = "".join(lines) + proc.communicate(timeout=60)[0]
+    assert proc.returncode == 1, out[-2000:]
+    assert "stopped by SIGTERM while waiting for the other workers" in out and "Traceback" not in out

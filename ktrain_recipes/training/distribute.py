@@ -15,19 +15,22 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
+import socket
+import time
 
-from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.errors import RecipesError, note
 
-def make_strategy(kind: str, devices: int | None = None):
+def make_strategy(kind: str, devices: int | None = None, worker_timeout_s: float = 300.0):
     """Return the strategy for ``kind`` (None for 'none'). Call before TensorFlow runs its first op when
-    ``devices`` splits the CPU: logical devices can only be set up before that."""
+    ``devices`` splits the CPU: logical devices can only be set up before that. ``multiworker`` returns once
+    every worker has joined (see ``join_cluster``)."""
     if kind == "none":  # RecipeConfig.check refuses --devices without mirrored
         return None
     import tensorflow as tf
 
     if kind == "multiworker":
-        check_tf_config(os.environ.get("TF_CONFIG"))
-        return tf.distribute.MultiWorkerMirroredStrategy()
+        return join_cluster(check_tf_config(os.environ.get("TF_CONFIG")), worker_timeout_s)
     gpus = tf.config.list_physical_devices("GPU")
     if devices and not gpus:
         cpu = tf.config.list_physical_devices("CPU")[0]
@@ -78,6 +81,83 @@ def check_tf_config(raw: str | None) -> dict:
         raise RecipesError(f"TF_CONFIG's task index {task['index']} is past the {len(cluster[task['type']])} "
                            f"'{task['type']}' address(es) of its cluster: {_SEE}")
     return config
+
+
+def join_cluster(tf_config: dict, timeout_s: float):
+    """Wait until every worker of ``tf_config`` is up, then make the ``MultiWorkerMirroredStrategy``.
+
+    TensorFlow waits for the other workers inside C++, holding Python's lock, with no deadline, and its
+    preemption notifier swallows SIGTERM: a worker that never started kept the others silent and deaf until
+    SIGKILL. So the waiting happens here first, in Python: this worker answers on its own address (a bare
+    listening socket) while it polls the others' addresses, says every 10 s which do not answer, stops on Ctrl-C
+    or SIGTERM, and gives up with one line after ``timeout_s``. A peer answers either from this wait or from
+    TensorFlow's server, so workers started in any order meet. TensorFlow's own registration gets the same
+    deadline, should a worker vanish between the two.
+    """
+    import tensorflow as tf
+    from tensorflow.compiler.xla.tsl.protobuf import coordination_config_pb2
+    from tensorflow.python.distribute import multi_worker_util
+    from tensorflow.python.eager import context
+
+    task = tf_config["task"]
+    own = tf_config["cluster"][task["type"]][task["index"]]
+    peers = [(job, i, address) for job, addresses in tf_config["cluster"].items()
+             for i, address in enumerate(addresses) if (job, i) != (task["type"], task["index"])]
+    wait_for(peers, int(own.rpartition(":")[2]), timeout_s)
+    if context.context().coordination_service is None:  # what the strategy would set, with a deadline
+        cluster = tf.train.ClusterSpec(tf_config["cluster"])
+        jobs = [coordination_config_pb2.CoordinatedJob(name=job, num_tasks=cluster.num_tasks(job))
+                for job in ("chief", "worker") if job in cluster.jobs]
+        context.context().configure_coordination_service(
+            service_type="standalone", service_leader=multi_worker_util.coordination_leader(cluster),
+            coordinated_jobs=jobs, cluster_register_timeout_in_ms=int(timeout_s * 1000))
+    try:
+        return tf.distribute.MultiWorkerMirroredStrategy()
+    except tf.errors.OpError as exc:
+        raise RecipesError(f"the cluster did not form within {timeout_s:g} s ({type(exc).__name__}): start every "
+                           "worker of TF_CONFIG with the same command, or raise --worker-timeout-s") from None
+
+
+def wait_for(peers: list[tuple[str, int, str]], port: int, timeout_s: float) -> None:
+    """Answer on ``port`` and poll ``peers`` (job, index, "host:port") until each accepts a connection."""
+
+    def stop(signum, frame):
+        raise RecipesError(f"stopped by {signal.Signals(signum).name} while waiting for the other workers")
+
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(("", port))
+        listener.listen(64)  # never accepted: the kernel completes a peer's connect, which is all it asks
+    except OSError as exc:
+        listener.close()
+        raise RecipesError(f"cannot listen on this worker's port {port} from TF_CONFIG ({exc.strerror}): is "
+                           "another process using it?") from None
+    previous = signal.signal(signal.SIGTERM, stop)
+    start = last = time.monotonic()
+    try:
+        while True:
+            absent = []
+            for job, i, address in peers:
+                host, _, peer_port = address.rpartition(":")
+                try:
+                    socket.create_connection((host.strip("[]"), int(peer_port)), timeout=1).close()
+                except OSError:
+                    absent.append(f"{job} {i} ({address})")
+            if not absent:
+                return
+            waited = time.monotonic() - start
+            if waited >= timeout_s:
+                raise RecipesError(f"the cluster did not form within {timeout_s:g} s: {', '.join(absent)} did not "
+                                   "start. Start every worker of TF_CONFIG with the same command, or raise "
+                                   "--worker-timeout-s")
+            if time.monotonic() - last >= 10:
+                last = time.monotonic()
+                note(f"waiting for {', '.join(absent)} to start ({waited:.0f} s of {timeout_s:g} s)")
+            time.sleep(0.5)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        listener.close()
 
 
 def is_chief(strategy) -> bool:

@@ -71,7 +71,7 @@ def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None, per_e
     model_path = resolve_model(config.model)  # an unknown model fails first, before the data is read
     run = start_run(config, dataset)
     config, ds = run.config, run.data
-    strategy = make_strategy(config.distribute, config.devices)  # before TensorFlow's first op (--devices)
+    strategy = make_strategy(config.distribute, config.devices, config.worker_timeout_s)  # before TF's first op
     batch = config.batch_size * replicas(strategy)
     if strategy is not None:
         note(f"{config.distribute}: {replicas(strategy)} replica(s), global batch {batch} "
