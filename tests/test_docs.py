@@ -54,3 +54,17 @@ def test_the_front_door_never_names_our_machines():
         text = page.read_text()
         for word in ("../shared", "NOTES.md", "STYLE.md"):
             assert word not in text, f"{page.relative_to(ROOT)} mentions {word}"
+
+
+def measured_rows(text: str) -> list[str]:
+    """Table rows holding three or more numbers with a decimal part: a table of measurements."""
+    return [line for line in text.splitlines() if line.startswith("|")
+            and len(re.findall(r"\|\s*-?\d+\.\d+\s*(?=\|)", line)) >= 3]
+
+
+def test_measured_tables_live_in_the_results_file_only():
+    """A figure lives in one place: docs pages link results.md rather than copy its tables."""
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        if page.name not in ("results.md", "serve_bench.md", "bench.md"):  # the last two are written by runs
+            assert not measured_rows(page.read_text()), f"{page.name} copies measurements: link results.md"
+    assert measured_rows("| a | 1.5 | 2.25 | 3.0 |\n| b | 1 | 2 | 3 |") == ["| a | 1.5 | 2.25 | 3.0 |"]
