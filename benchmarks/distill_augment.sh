@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Distillation that pays? A 3-layer MiniLM student of a fine-tuned teacher, three ways, on the same texts and seeds:
+#   labels   - the labels alone (alpha 1: the teacher adds nothing);
+#   distill  - the teacher's softened probabilities on the training texts;
+#   augment  - the same, on the training texts plus AUGMENT altered copies of each (masking, word dropout,
+#              n-gram sampling, shuffles within a window), every copy labelled by the teacher.
+# First a small grid of temperature x alpha for `distill` (seed 42), chosen on validation accuracy; then each way
+# with seeds 42 and 43 at the chosen setting. Every run's metrics.json is copied to RESULTS_DIR/NAME.json; a run
+# whose JSON exists is skipped, so an interrupted series resumes where it stopped.
+#
+#   EMOTION_DATA=/path/to/emotion bash benchmarks/distill_augment.sh TEACHER [RESULTS_DIR] [WORK_DIR]
+#
+# TEACHER: a predictor folder (e.g. the one notebook 00 saves). LIMIT (default: all) trains on a stratified
+# sample; AUGMENT (default 5) copies per text.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+teacher="${1:?give the teacher: a predictor folder}"
+results="${2:-docs/distill}"
+work="${3:-runs/distill}"
+python="${PYTHON:-.venv/bin/python}"
+limit="${LIMIT:-all}"
+augment="${AUGMENT:-5}"
+mkdir -p "$results" "$work"
+
+run() {  # NAME, then distill's flags
+  local name="$1"; shift
+  local json="$results/$name.json"
+  if [ -f "$json" ]; then echo "skip $json (done)"; return; fi
+  echo "$(date -u +%FT%TZ) start $name"
+  "$python" -m ktrain_recipes distill --teacher "$teacher" --layers 3 --limit "$limit" --epochs 3 \
+    --out "$work/$name" --overwrite "$@"
+  cp "$work/$name/metrics.json" "$json.partial" && mv "$json.partial" "$json"
+  echo "$(date -u +%FT%TZ) done $name"
+}
+
+for t in 2 4 7; do
+  for a in 0.1 0.5; do
+    run "grid-t$t-a$a" --temperature "$t" --alpha "$a" --seed 42
+  done
+done
+# the grid run with the best validation accuracy (ties: the first in name order)
+choose='import json, pathlib, sys
+runs = {p.stem: json.loads(p.read_text())["accuracy"] for p in pathlib.Path(sys.argv[1]).glob("grid-*.json")}
+name = max(sorted(runs), key=runs.get)
+print(*name.removeprefix("grid-t").split("-a"))'
+best=$("$python" -c "$choose" "$results")
+read -r temperature alpha <<< "$best"
+echo "chosen on validation: temperature $temperature, alpha $alpha"
+# seed 42 at the chosen setting is that grid run: the same command, not run twice
+[ -f "$results/distill-s42.json" ] || cp "$results/grid-t$temperature-a$alpha.json" "$results/distill-s42.json"
+for seed in 42 43; do
+  run "labels-s$seed" --alpha 1 --seed "$seed"
+  run "distill-s$seed" --temperature "$temperature" --alpha "$alpha" --seed "$seed"
+  run "augment-s$seed" --temperature "$temperature" --alpha "$alpha" --augment "$augment" --seed "$seed"
+done
