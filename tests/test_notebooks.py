@@ -388,3 +388,14 @@ def test_a_notebook_kernel_imports_tensorflow_without_its_start_up_lines(tmp_pat
     plain = subprocess.run([sys.executable, "-c", "import sys, ktrain_recipes; print('tensorflow' in sys.modules)"],
                            capture_output=True, text=True, timeout=300, env=env)
     assert plain.stdout.strip() == "False"
+
+
+def test_the_top_losses_cell_prints_the_texts_in_the_committed_run():
+    import re
+
+    nb = nbformat.read(NOTEBOOKS / "09_minilm_step_by_step.ipynb", as_version=4)
+    cell = next(c for c in nb.cells if c.cell_type == "code" and "learner.top_losses(n=5" in c.source)
+    text = "".join(o.get("text", "") for o in cell.outputs)
+    lines = re.findall(r"^loss \d+\.\d\d  true (\w+), predicted (\w+): (.+)$", text, re.M)
+    assert len(lines) == 5, text
+    assert all(truth != guess and len(words.split()) >= 3 for truth, guess, words in lines)
