@@ -11,7 +11,7 @@
 #   EMOTION_DATA=/path/to/emotion bash benchmarks/distill_augment.sh TEACHER [RESULTS_DIR] [WORK_DIR]
 #
 # TEACHER: a predictor folder (e.g. the one notebook 00 saves). LIMIT (default: all) trains on a stratified
-# sample; AUGMENT (default 5) copies per text.
+# sample; AUGMENT (default 5) copies per text; LAYERS (default 3) the student's encoder layers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 teacher="${1:?give the teacher: a predictor folder}"
@@ -20,6 +20,7 @@ work="${3:-runs/distill}"
 python="${PYTHON:-.venv/bin/python}"
 limit="${LIMIT:-all}"
 augment="${AUGMENT:-5}"
+layers="${LAYERS:-3}"
 mkdir -p "$results" "$work"
 
 run() {  # NAME, then distill's flags
@@ -27,7 +28,7 @@ run() {  # NAME, then distill's flags
   local json="$results/$name.json"
   if [ -f "$json" ]; then echo "skip $json (done)"; return; fi
   echo "$(date -u +%FT%TZ) start $name"
-  "$python" -m ktrain_recipes distill --teacher "$teacher" --layers 3 --limit "$limit" --epochs 3 \
+  "$python" -m ktrain_recipes distill --teacher "$teacher" --layers "$layers" --limit "$limit" --epochs 3 \
     --out "$work/$name" --overwrite "$@"
   cp "$work/$name/metrics.json" "$json.partial" && mv "$json.partial" "$json"
   echo "$(date -u +%FT%TZ) done $name"

@@ -337,9 +337,18 @@ def test_model_notebooks_take_their_settings_from_the_registry(name):
     ("07_ethics_benchmark.py", "lr=1e-4"),  # the ETHICS recipe is lr 3e-5, batch 16, weight decay 0.01
     ("09_minilm_step_by_step.py", "from the model's paper"),  # MiniLM's rate comes from our runs
     ("09_minilm_step_by_step.py", "checks the manifest before `ktrain.load_predictor`"),  # it never calls it
+    ("09_minilm_step_by_step.py", "about 20 minutes of training"),  # training took ~12 min; 20 is the notebook
+    ("08_distill_and_quantize.py", "kr.inference_row(f\"{name} {kind}\", load, folder, val, ds.label_names, "
+                                   "weights))\ntable = "),  # one timing per row: now medians of 3 rounds
 ])
 def test_stale_sentences_are_gone(name, stale):
     assert stale not in (NOTEBOOKS / name).read_text()
+
+
+def test_08_reads_its_timings_as_medians_of_rounds_in_turn():
+    code = "\n".join(src for kind, src in EXPECTED["08_distill_and_quantize.ipynb"] if kind == "code")
+    prose = "\n".join(src for kind, src in EXPECTED["08_distill_and_quantize.ipynb"] if kind == "md")
+    assert "kr.time_side_by_side(predict, val[0], rounds=3)" in code and "medians" in prose
 
 
 def test_runs_go_to_google_drive_on_colab_and_stay_local_elsewhere(monkeypatch, capsys):
