@@ -2,11 +2,13 @@
 instead of a traceback or a hang. Each test names its finding's number."""
 
 import json
+import re
 import os
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -335,3 +337,20 @@ def test_compare_finetuned_refuses_a_predictor_of_other_labels_or_kind(exported,
     ds.splits["validation"] = ([(t, t) for t in ds.texts("validation")], ds.labels("validation"))
     with pytest.raises(RecipesError, match="classifies single texts, but the data holds pairs"):
         compare_finetuned({"single": single}, ds, split="validation")
+
+
+# 31. int8 answers depend on the texts they share a call with: the cause is the per-call activation scale of dynamic
+# quantization (padding and batching alone change nothing: the fp32 ONNX model answers alike), and the true figure
+# and its cause are stated where the README and the scaling page send readers
+def test_int8_call_dependence_comes_from_dynamic_quantization_and_is_stated(exported):
+    from ktrain_recipes.inference.onnx_inference import load_int8_predictor
+
+    texts = ["i am so happy today", "this makes me furious and i cannot stop shaking with anger at all of it",
+             "i feel alone", "what a surprise", "i am terrified"] * 8
+    fp32 = load_int8_predictor(exported, int8=False)
+    alone = np.vstack([fp32.predict_proba([t]) for t in texts])
+    assert np.abs(alone - fp32.predict_proba(texts)).max() < 1e-5
+    results = (Path(__file__).resolve().parent.parent / "docs" / "results.md").read_text()
+    section = results.split("## int8 answers depend on the call they are made in\n", 1)[1].split("\n## ", 1)[0]
+    assert "dynamic quantization" in section and "one scale for the whole input tensor" in section
+    assert re.search(r"\| int8, dynamic \(export's\) \| [\d.]+ \| \d\.\d\de-\d\d \|", section)
