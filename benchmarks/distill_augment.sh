@@ -30,7 +30,12 @@ run() {  # NAME, then distill's flags
   echo "$(date -u +%FT%TZ) start $name"
   "$python" -m ktrain_recipes distill --teacher "$teacher" --layers "$layers" --limit "$limit" --epochs 3 \
     --out "$work/$name" --overwrite "$@"
-  cp "$work/$name/metrics.json" "$json.partial" && mv "$json.partial" "$json"
+  # the kept copy names no machine's folders: the data folder and this checkout become placeholders
+  "$python" -c 'import sys; t = open(sys.argv[1]).read()
+for path, name in ((sys.argv[3], "EMOTION_DATA"), (sys.argv[4] + "/", "")):
+    t = t.replace(path, name) if path not in ("", "/") else t
+open(sys.argv[2], "w").write(t)' "$work/$name/metrics.json" "$json.partial" "${EMOTION_DATA:-}" "$PWD" \
+    && mv "$json.partial" "$json"
   echo "$(date -u +%FT%TZ) done $name"
 }
 
