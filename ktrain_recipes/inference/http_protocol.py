@@ -64,6 +64,9 @@ def limited_protocol(limits: ConnectionLimits) -> type:
             self._refusal: tuple[int, str] | None = None
             self._header_bytes = self._header_count = self._drained = 0
             self._body_expected = self._message_complete = self.close_when_drained = False
+            self._arm_headers()
+
+        def _arm_headers(self) -> None:
             self._arm(limits.header_timeout_s, 408, f"the request's headers did not arrive within "
                                                     f"{limits.header_timeout_s:g} s: send them at once")
 
@@ -122,8 +125,7 @@ def limited_protocol(limits: ConnectionLimits) -> type:
             self._header_bytes = self._header_count = self._drained = 0
             self._body_expected = self._message_complete = self.close_when_drained = False
             if self._timer is None:  # the next request on a kept-alive connection
-                self._arm(limits.header_timeout_s, 408, f"the request's headers did not arrive within "
-                                                        f"{limits.header_timeout_s:g} s: send them at once")
+                self._arm_headers()
 
         def on_url(self, url: bytes) -> None:
             self._count(len(url), header=False)
