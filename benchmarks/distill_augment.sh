@@ -11,7 +11,9 @@
 #   EMOTION_DATA=/path/to/emotion bash benchmarks/distill_augment.sh TEACHER [RESULTS_DIR] [WORK_DIR]
 #
 # TEACHER: a predictor folder (e.g. the one notebook 00 saves). LIMIT (default: all) trains on a stratified
-# sample; AUGMENT (default 5) copies per text; LAYERS (default 3) the student's encoder layers.
+# sample; AUGMENT (default 5) copies per text; LAYERS (default 3) the student's encoder layers; SEEDS (default
+# "42 43") and WAYS (default "labels distill augment") choose and order the comparison's runs, e.g. to fit the
+# longest run into the time left.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 teacher="${1:?give the teacher: a predictor folder}"
@@ -56,8 +58,13 @@ read -r temperature alpha <<< "$best"
 echo "chosen on validation: temperature $temperature, alpha $alpha"
 # seed 42 at the chosen setting is that grid run: the same command, not run twice
 [ -f "$results/distill-s42.json" ] || cp "$results/grid-t$temperature-a$alpha.json" "$results/distill-s42.json"
-for seed in 42 43; do
-  run "labels-s$seed" --alpha 1 --seed "$seed"
-  run "distill-s$seed" --temperature "$temperature" --alpha "$alpha" --seed "$seed"
-  run "augment-s$seed" --temperature "$temperature" --alpha "$alpha" --augment "$augment" --seed "$seed"
+for seed in ${SEEDS:-42 43}; do
+  for way in ${WAYS:-labels distill augment}; do
+    case "$way" in
+      labels) run "labels-s$seed" --alpha 1 --seed "$seed" ;;
+      distill) run "distill-s$seed" --temperature "$temperature" --alpha "$alpha" --seed "$seed" ;;
+      augment) run "augment-s$seed" --temperature "$temperature" --alpha "$alpha" --augment "$augment" --seed "$seed" ;;
+      *) echo "WAYS: $way is not labels, distill or augment" >&2; exit 2 ;;
+    esac
+  done
 done
