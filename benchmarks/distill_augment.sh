@@ -5,8 +5,8 @@
 #   augment  - the same, on the training texts plus AUGMENT altered copies of each (masking, word dropout,
 #              n-gram sampling, shuffles within a window), every copy labelled by the teacher.
 # First a small grid of temperature {2, 7} x alpha {0.1, 0.5} for `distill` (seed 42), chosen on validation
-# accuracy; then each way with seeds 42 and 43 at the chosen setting. Every run's metrics.json is copied to RESULTS_DIR/NAME.json; a run
-# whose JSON exists is skipped, so an interrupted series resumes where it stopped.
+# accuracy; then each way with seeds 42 and 43 at the chosen setting. Every run's metrics.json is copied to
+# RESULTS_DIR/NAME.json; a run whose JSON exists is skipped, so an interrupted series resumes where it stopped.
 #
 #   EMOTION_DATA=/path/to/emotion bash benchmarks/distill_augment.sh TEACHER [RESULTS_DIR] [WORK_DIR]
 #
