@@ -36,8 +36,8 @@ def main(results: str = "docs/distill", work: str = "runs/distill") -> None:
             print(f"| {name} | {t} | {a} | {m['accuracy']:.4f} | {m['macro_f1']:.4f} | {curve} | "
                   f"{m['train_seconds']:.0f} |")
     texts = kr.load_emotion(None).texts("validation")[:200]
-    print("\n| student | seed | training texts | val accuracy | val macro-F1 | training s | int8 p50 ms |\n"
-          "|---|---|---|---|---|---|---|")
+    print("\n| student | seed | training texts | val accuracy | val macro-F1 | per epoch | training s | int8 p50 ms |\n"
+          "|---|---|---|---|---|---|---|---|")
     for way in ("labels", "distill", "augment"):
         for seed in (42, 43):
             m = runs.get(f"{way}-s{seed}")
@@ -47,7 +47,8 @@ def main(results: str = "docs/distill", work: str = "runs/distill") -> None:
             if not folder.exists():  # distill-s42 is the chosen grid run (the script copies its JSON)
                 folder = Path(work) / next((g for g, r in runs.items() if g.startswith("grid-") and r == m), "")
             latency = int8_latency_ms(folder, texts)
-            print(f"| {way} | {seed} | {m['n_train']:,} | {m['accuracy']:.4f} | {m['macro_f1']:.4f} | "
+            curve = ", ".join(f"{v:.4f}" for v in m["history"]["val_accuracy"])
+            print(f"| {way} | {seed} | {m['n_train']:,} | {m['accuracy']:.4f} | {m['macro_f1']:.4f} | {curve} | "
                   f"{m['train_seconds']:.0f} | {'-' if latency is None else f'{latency:.2f}'} |")
     print("\n| seed | distill - labels (points) | augment - labels (points) |\n|---|---|---|")
     for seed in (42, 43):
