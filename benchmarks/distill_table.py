@@ -27,13 +27,17 @@ def main(results: str = "docs/distill", work: str = "runs/distill") -> None:
     import ktrain_recipes as kr
 
     runs = {p.stem: json.loads(p.read_text()) for p in sorted(Path(results).glob("*.json"))}
-    print("| grid run | temperature | alpha | val accuracy | val macro-F1 |\n|---|---|---|---|---|")
+    print("| grid run | temperature | alpha | val accuracy | val macro-F1 | per epoch | training s |\n"
+          "|---|---|---|---|---|---|---|")
     for name, m in runs.items():
         if name.startswith("grid-"):
             t, a = name.removeprefix("grid-t").split("-a")
-            print(f"| {name} | {t} | {a} | {m['accuracy']:.4f} | {m['macro_f1']:.4f} |")
+            curve = ", ".join(f"{v:.4f}" for v in m["history"]["val_accuracy"])
+            print(f"| {name} | {t} | {a} | {m['accuracy']:.4f} | {m['macro_f1']:.4f} | {curve} | "
+                  f"{m['train_seconds']:.0f} |")
     texts = kr.load_emotion(None).texts("validation")[:200]
-    print("\n| student | seed | val accuracy | val macro-F1 | training s | int8 p50 ms |\n|---|---|---|---|---|---|")
+    print("\n| student | seed | training texts | val accuracy | val macro-F1 | per epoch | training s | int8 p50 ms |\n"
+          "|---|---|---|---|---|---|---|---|")
     for way in ("labels", "distill", "augment"):
         for seed in (42, 43):
             m = runs.get(f"{way}-s{seed}")
@@ -43,8 +47,16 @@ def main(results: str = "docs/distill", work: str = "runs/distill") -> None:
             if not folder.exists():  # distill-s42 is the chosen grid run (the script copies its JSON)
                 folder = Path(work) / next((g for g, r in runs.items() if g.startswith("grid-") and r == m), "")
             latency = int8_latency_ms(folder, texts)
-            print(f"| {way} | {seed} | {m['accuracy']:.4f} | {m['macro_f1']:.4f} | {m['train_seconds']:.0f} | "
-                  f"{'-' if latency is None else f'{latency:.2f}'} |")
+            curve = ", ".join(f"{v:.4f}" for v in m["history"]["val_accuracy"])
+            print(f"| {way} | {seed} | {m['n_train']:,} | {m['accuracy']:.4f} | {m['macro_f1']:.4f} | {curve} | "
+                  f"{m['train_seconds']:.0f} | {'-' if latency is None else f'{latency:.2f}'} |")
+    print("\n| seed | distill - labels (points) | augment - labels (points) |\n|---|---|---|")
+    for seed in (42, 43):
+        base = runs.get(f"labels-s{seed}")
+        gaps = [runs.get(f"{way}-s{seed}") for way in ("distill", "augment")]
+        if base is not None:
+            print(f"| {seed} | " + " | ".join("-" if g is None else f"{100 * (g['accuracy'] - base['accuracy']):+.2f}"
+                                               for g in gaps) + " |")
 
 
 if __name__ == "__main__":

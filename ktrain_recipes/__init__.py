@@ -44,6 +44,7 @@ _PUBLIC = {
     "inference.text_rules": ["check_texts"],
     "inference.timing": ["time_inference", "time_side_by_side", "timed"],
     "data.tokens": ["token_lengths"],
+    "training.augment": ["augment"],
     "training.distill": ["DistillSettings", "distill", "cut_layers", "distillation_loss", "label_accuracy",
                          "pack_targets", "pretrained_classifier", "ready_for_prediction", "teacher_base"],
     "training.train": ["epoch_timer", "few_steps_note", "fit_with_checkpoint", "optimizer_steps", "set_seed"],

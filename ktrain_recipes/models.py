@@ -90,17 +90,14 @@ def resolve_model(name: str) -> str:
 
 def hub_reachable(timeout: float = 3.0) -> bool:
     """Return whether the Hugging Face hub ($HF_ENDPOINT) accepts a connection, without retries."""
-    import socket
     from urllib.parse import urlparse
+
+    from ktrain_recipes.network import connection_error
 
     if os.environ.get("HF_HUB_OFFLINE") == "1":
         return False
     url = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
-    try:
-        socket.create_connection((url.hostname, url.port or 443), timeout=timeout).close()
-        return True
-    except OSError:
-        return False
+    return connection_error(url.hostname, url.port or 443, timeout) is None
 
 
 def hub_error(what: str, fix: str) -> RecipesError:

@@ -33,7 +33,9 @@ if os.environ.get("KTRAIN_RECIPES_SMOKE"):
 path = Path(sys.argv[1])
 nb = nbformat.read(path, as_version=4)
 start = time.time()
-NotebookClient(nb, timeout=None, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+# no per-cell timestamps: `make notebooks` would strip them again, a diff with nothing in it
+NotebookClient(nb, timeout=None, kernel_name="python3", record_timing=False,
+               resources={"metadata": {"path": str(path.parent)}}).execute()
 clean_outputs.clean(nb)
 nb.metadata["ktrain_recipes"] = {"executed_sources_sha256": sync.sources_digest(sync.cells(nb))}
 nbformat.write(nb, path)

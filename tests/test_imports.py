@@ -9,7 +9,7 @@ import ktrain_recipes
 PACKAGE = Path(ktrain_recipes.__file__).parent
 # lowest first: a module may import from its own layer or a lower one
 LAYERS = [
-    {"errors", "compat", "versions", "models", "config", "plots", "notebook"},
+    {"errors", "compat", "versions", "network", "models", "config", "plots", "notebook"},
     {"data"},
     {"predictor"},
     {"inference"},

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.network import connection_error, split_address
 from ktrain_recipes.config import check_limit
 from ktrain_recipes.inference.output import output_format
 from ktrain_recipes.inference.streaming import check_input, input_format
@@ -61,12 +62,9 @@ def check_address(address: str | None) -> None:
     if not re.fullmatch(r"(ray://)?[A-Za-z0-9.\-_\[\]:]+:\d{1,5}", address) or int(address.rsplit(":", 1)[1]) > 65535:
         raise RecipesError(f"--ray-address {address!r} is not HOST:PORT, ray://HOST:PORT or auto: give the address "
                            "`ray start --head` printed")
-    import socket
-
-    host, _, port = address.removeprefix("ray://").rpartition(":")
-    try:  # Ray itself would retry for minutes against an address nothing answers
-        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
-    except OSError as exc:
+    # Ray itself would retry for minutes against an address nothing answers
+    exc = connection_error(*split_address(address.removeprefix("ray://")), timeout_s=5)
+    if exc:
         raise RecipesError(f"nothing answers at --ray-address {address} ({exc.strerror or exc}): start the cluster "
                            "(`ray start --head`), or leave --ray-address out for a local Ray") from None
 

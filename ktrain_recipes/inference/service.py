@@ -33,7 +33,7 @@ from ktrain_recipes.inference.reloader import Reloader
 from ktrain_recipes.inference.service_model import LoadedModel, load_model
 from ktrain_recipes.inference.service_settings import ServiceSettings
 from ktrain_recipes.inference.service_metrics import ServiceMetrics
-from ktrain_recipes.inference.text_rules import is_blank, unreadable
+from ktrain_recipes.inference.text_rules import problem
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -140,9 +140,7 @@ def check_request(texts: list | None, pairs: list | None, current: LoadedModel, 
         for part in item if kind == "pairs" else (item,):
             if len(part) > max_chars:
                 return f"{kind}[{i}] is {len(part)} characters, over the limit of {max_chars}: shorten it"
-            if is_blank(part):
-                return f"{kind}[{i}] is empty or only whitespace: there is nothing to classify"
-            why = unreadable(part)
+            why = problem(part)
             if why:
                 return f"{kind}[{i}] {why}"
     return items

@@ -26,6 +26,14 @@ def unreadable(text: str) -> str | None:
                                        f"{found.start()}, which is not valid Unicode: fix the text's encoding")
 
 
+def problem(text: str) -> str | None:
+    """Why ``text`` cannot be classified (blank, or unreadable), worded to follow its name ("text 3 ..."), or None.
+    The one wording of these rules for the library, the command line and the service."""
+    if is_blank(text):
+        return "is empty or only whitespace/invisible characters: there is nothing to classify"
+    return unreadable(text)
+
+
 def cut(text: str, maxlen: int) -> str:
     """``text`` cut to ``CHARS_PER_TOKEN * maxlen`` characters before it is tokenized: the tokenizer reads a
     text in full before truncating it, so one huge line would otherwise cost memory in proportion to its size."""
@@ -62,10 +70,7 @@ def check_texts(texts) -> list:
             if not isinstance(part, str):
                 raise RecipesError(f"text {i} is a {type(part).__name__}, not a string: pass strings (or pairs "
                                    "of strings) only")
-            if is_blank(part):
-                raise RecipesError(f"text {i} is empty or only whitespace/invisible characters: there is nothing "
-                                   "to classify")
-            why = unreadable(part)
+            why = problem(part)
             if why:
                 raise RecipesError(f"text {i} {why}")
     if len({isinstance(t, tuple) for t in texts}) > 1:

@@ -20,6 +20,7 @@ import socket
 import time
 
 from ktrain_recipes.errors import RecipesError, note
+from ktrain_recipes.network import connection_error, split_address
 
 def make_strategy(kind: str, devices: int | None = None, worker_timeout_s: float = 300.0):
     """Return the strategy for ``kind`` (None for 'none'). Call before TensorFlow runs its first op when
@@ -139,10 +140,7 @@ def wait_for(peers: list[tuple[str, int, str]], port: int, timeout_s: float) -> 
         while True:
             absent = []
             for job, i, address in peers:
-                host, _, peer_port = address.rpartition(":")
-                try:
-                    socket.create_connection((host.strip("[]"), int(peer_port)), timeout=1).close()
-                except OSError:
+                if connection_error(*split_address(address), timeout_s=1):
                     absent.append(f"{job} {i} ({address})")
             if not absent:
                 return
