@@ -23,6 +23,11 @@ def int8_latency_ms(folder: Path, texts: list[str]) -> float | None:
     return kr.time_inference(kr.open_predictor(folder, int8=True).predict, texts)["latency_p50_ms"]
 
 
+def curve(run: dict) -> str:
+    """A run's validation accuracy after each epoch."""
+    return ", ".join(f"{v:.4f}" for v in run["history"]["val_accuracy"])
+
+
 def main(results: str = "docs/distill", work: str = "runs/distill") -> None:
     import ktrain_recipes as kr
 
@@ -32,8 +37,7 @@ def main(results: str = "docs/distill", work: str = "runs/distill") -> None:
     for name, m in runs.items():
         if name.startswith("grid-"):
             t, a = name.removeprefix("grid-t").split("-a")
-            curve = ", ".join(f"{v:.4f}" for v in m["history"]["val_accuracy"])
-            print(f"| {name} | {t} | {a} | {m['accuracy']:.4f} | {m['macro_f1']:.4f} | {curve} | "
+            print(f"| {name} | {t} | {a} | {m['accuracy']:.4f} | {m['macro_f1']:.4f} | {curve(m)} | "
                   f"{m['train_seconds']:.0f} |")
     texts = kr.load_emotion(None).texts("validation")[:200]
     print("\n| student | seed | training texts | val accuracy | val macro-F1 | per epoch | training s | int8 p50 ms |\n"
@@ -47,8 +51,7 @@ def main(results: str = "docs/distill", work: str = "runs/distill") -> None:
             if not folder.exists():  # distill-s42 is the chosen grid run (the script copies its JSON)
                 folder = Path(work) / next((g for g, r in runs.items() if g.startswith("grid-") and r == m), "")
             latency = int8_latency_ms(folder, texts)
-            curve = ", ".join(f"{v:.4f}" for v in m["history"]["val_accuracy"])
-            print(f"| {way} | {seed} | {m['n_train']:,} | {m['accuracy']:.4f} | {m['macro_f1']:.4f} | {curve} | "
+            print(f"| {way} | {seed} | {m['n_train']:,} | {m['accuracy']:.4f} | {m['macro_f1']:.4f} | {curve(m)} | "
                   f"{m['train_seconds']:.0f} | {'-' if latency is None else f'{latency:.2f}'} |")
     print("\n| seed | distill - labels (points) | augment - labels (points) |\n|---|---|---|")
     for seed in (42, 43):
