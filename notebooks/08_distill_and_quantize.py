@@ -8,13 +8,16 @@
 # initialised from every other layer of the pretrained 6-layer one, learns emotion from the labels and from the
 # softened output probabilities of the MiniLM fine-tuned in the quickstart (the teacher). The distilled student is
 # trained with ktrain's own calls, one per step; a second student, on the labels alone, is trained with the one-call
-# `kr.distill`. Then each model is quantized to int8 with ONNX Runtime and measured side by side.
+# `kr.distill`, and a third on the training texts plus altered copies of them that only the teacher labels
+# (transfer data). Then each model is quantized to int8 with ONNX Runtime and measured side by side.
 #
 # **What you will see.** The outputs below are those of a real run on all of emotion; run it yourself after
 # 00_quickstart, whose predictor is the teacher (without one, it trains a small teacher first). On a 2-core CPU with
-# no GPU, all 16,000 training texts take about 7 minutes of training per student. T=4 and alpha=0.5 were chosen on the
-# validation texts among (T 4, alpha 0.5) and (T 2, alpha 0.1) at 3 epochs and (T 2, alpha 0.5) at 2 epochs; our full
-# runs' figures are in [docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md).
+# no GPU, all 16,000 training texts take about 7 minutes of training per student, and the student with 5 copies of
+# each text about 45 (a few minutes each on a GPU). T and alpha were chosen on the validation texts (a grid of
+# T {2, 7} x alpha {0.1, 0.5}, beside the earlier T 4, alpha 0.5); our full runs' figures, with two seeds, are in
+# [docs/results.md: distillation with augmented transfer
+# data](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md#distillation-with-augmented-transfer-data).
 
 # %% tags=["install"]
 # Colab / Gradient: install ktrain_recipes and the versions it was tested with (skipped if installed).
@@ -83,6 +86,7 @@ settings = kr.DistillSettings(
     temperature=4.0,            # softens the teacher's probabilities, so the small ones carry information
     alpha=0.5,                  # the weight of the true labels; 1 - alpha goes to the teacher
 )
+COPIES = 5  # altered copies of each training text for the third student (STEP 4): 5 makes 96,000 texts
 
 # %% [markdown]
 # ## STEP 1: What distillation transfers
@@ -192,20 +196,46 @@ kr.report_table(metrics)
 alone = kr.distill(dataclasses.replace(config, out=config.out + "-labels"), dataclasses.replace(settings, alpha=1.0))
 
 # %% [markdown]
-# ## STEP 4: Quantize each model to int8
+# ## STEP 4: Transfer data the teacher labels
+# With 16,000 texts, the teacher's probabilities on those same texts tell the student little it cannot learn from
+# the labels. What pays in the literature is more text for the teacher to speak about. Tang et al. (2019, "Distilling
+# Task-Specific Knowledge from BERT into Simple Neural Networks") make it from the training texts alone: in each
+# copy of a text some words are masked, some replaced by another word of the corpus, some dropped, the order is
+# shuffled within windows of three words, and sometimes only an n-gram is kept. The copies may no longer mean what
+# their text meant, so they get no true label: the teacher labels each with its probabilities. `kr.augment` makes
+# the copies (seeded: the same call gives the same copies):
+
+# %%
+print(train[0][0])
+for altered in kr.augment([train[0][0]], 3, seed=config.seed):
+    print("  ", altered)
+
+# %% [markdown]
+# `kr.distill` with `augment=COPIES` adds the copies after the training texts, runs the teacher over all of them and,
+# for the copies, puts the teacher's probabilities where the one-hot labels were; the validation texts stay as they
+# are. Six times the texts, so six times the training time of STEP 3.
+
+# %%
+augmented = kr.distill(dataclasses.replace(config, out=config.out + "-augmented"),
+                       dataclasses.replace(settings, augment=COPIES))
+f"{augmented['n_train']:,} training texts; validation accuracy {augmented['accuracy']:.4f}"
+
+# %% [markdown]
+# ## STEP 5: Quantize each model to int8
 # `export_onnx` converts the Keras model with tf2onnx and quantizes its weights to int8 (dynamic quantization): a
 # quarter of the size.
 
 # %%
-models = {"teacher": settings.teacher, "student, labels only": config.out + "-labels", "student, distilled": config.out}
+models = {"teacher": settings.teacher, "student, labels only": config.out + "-labels",
+          "student, distilled": config.out, "student, augmented": config.out + "-augmented"}
 for folder in models.values():
     kr.export_onnx(folder)
 
 # %% [markdown]
-# ## STEP 5: Side by side
+# ## STEP 6: Side by side
 # Each model as a ktrain predictor (fp32) and as int8 ONNX, on the same validation texts: accuracy, macro-F1,
 # single-text latency (p50), batch throughput and size. The timings are medians of repeated measurements:
-# `kr.time_side_by_side` calls the six predictors in turn, 3 rounds of all validation texts (throughput: the median
+# `kr.time_side_by_side` calls the eight predictors in turn, 3 rounds of all validation texts (throughput: the median
 # round) and 100 single texts (latency: the median of the 300 calls), so that a shared CPU's slow moments hit every
 # row alike and one slow pass cannot reorder the rows. Every row predicts through `kr.classify`, which hands the
 # predictor length-sorted chunks (the command line's `predict` does the same). Within each kind the rows differ
@@ -229,9 +259,11 @@ table
 kr.plot_latency_vs_accuracy(table, y="val_accuracy")
 
 # %% [markdown]
-# Read the table for three things: how close the distilled student comes to its teacher; whether it beats the student
-# that saw only the labels (what the teacher adds: in our full runs it did not clearly, see docs/results.md); and
-# what int8 costs in accuracy for what it saves in size and time. The students' files shrink less than their
-# parameter count suggests: three layers hold 5.3M of MiniLM's 22.7M parameters, while the word embeddings (11.7M,
-# a table the students keep whole) are most of what remains; 05_compare_models shows where each model's parameters
-# live. Timings on a shared or virtual CPU move from run to run; compare rows measured in the same run, as here.
+# Read the table for four things: how close the distilled students come to their teacher; whether the one distilled on
+# the training texts beats the student that saw only the labels (what the teacher's probabilities add); whether the
+# copies the teacher labelled add more (one run of each here; docs/results.md has two seeds of each, and a difference
+# smaller than the gap between seeds is no difference); and what int8 costs in accuracy for what it saves in size
+# and time. The students' files shrink less than their parameter count suggests: three layers hold 5.3M of MiniLM's
+# 22.7M parameters, while the word embeddings (11.7M, a table the students keep whole) are most of what remains;
+# 05_compare_models shows where each model's parameters live. Timings on a shared or virtual CPU move from run to
+# run; compare rows measured in the same run, as here.
