@@ -14,8 +14,8 @@
 # **What you will see.** The outputs below are those of a real run on all of emotion; run it yourself after
 # 00_quickstart, whose predictor is the teacher (without one, it trains a small teacher first). On a 2-core CPU with
 # no GPU, all 16,000 training texts take about 7 minutes of training per student, and the student with 5 copies of
-# each text about 45 (a few minutes each on a GPU). T and alpha were chosen on the validation texts (a grid of
-# T {2, 7} x alpha {0.1, 0.5}, beside the earlier T 4, alpha 0.5); our full runs' figures, with two seeds, are in
+# each text about 45 (a few minutes each on a GPU). T=7 and alpha=0.5 were chosen on the validation texts in a grid
+# of T {2, 7} x alpha {0.1, 0.5}; our full runs' figures, with two seeds, are in
 # [docs/results.md: distillation with augmented transfer
 # data](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md#distillation-with-augmented-transfer-data).
 
@@ -83,7 +83,7 @@ config = kr.RecipeConfig(
 settings = kr.DistillSettings(
     teacher=f"{RUNS}/quickstart",  # a predictor saved by 00_quickstart.ipynb (or any `train` run)
     layers=3,                   # MiniLM has 6: keep layers 0, 2 and 4
-    temperature=4.0,            # softens the teacher's probabilities, so the small ones carry information
+    temperature=7.0,            # softens the teacher's probabilities, so the small ones carry information
     alpha=0.5,                  # the weight of the true labels; 1 - alpha goes to the teacher
 )
 COPIES = 5  # altered copies of each training text for the third student (STEP 4): 5 makes 96,000 texts
@@ -165,9 +165,9 @@ timer = kr.epoch_timer()
 history = learner.fit_onecycle(config.lr, config.epochs, callbacks=[timer])
 
 # %% [markdown]
-# The loss is large (about 11.6 in our full run, against 0.13 for a student of the labels alone) and that is no sign
-# of failure: its soft term is T² times the cross-entropy with the teacher's softened probabilities, which includes
-# their entropy, a constant the student cannot remove (T² = 16 here). The accuracy is the one to watch.
+# The loss is large (tens, where a student of the labels alone ends near 0.1) and that is no sign of failure: its
+# soft term is T² times the cross-entropy with the teacher's softened probabilities, which includes their entropy, a
+# constant the student cannot remove (T² = 49 here). The accuracy is the one to watch.
 
 # %%
 kr.plot_history(history.history)
