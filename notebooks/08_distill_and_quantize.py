@@ -14,7 +14,7 @@
 # **What you will see.** The outputs below are those of a real run on all of emotion; run it yourself after
 # 00_quickstart, whose predictor is the teacher (without one, it trains a small teacher first). On a 2-core CPU with
 # no GPU, all 16,000 training texts take about 7 minutes of training per student, and the student with 5 copies of
-# each text about 45 (a few minutes each on a GPU). T=7 and alpha=0.5 were chosen on the validation texts in a grid
+# each text about 33 (a few minutes each on a GPU). T=7 and alpha=0.5 were chosen on the validation texts in a grid
 # of T {2, 7} x alpha {0.1, 0.5}; our full runs' figures, with two seeds, are in
 # [docs/results.md: distillation with augmented transfer
 # data](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md#distillation-with-augmented-transfer-data).
@@ -213,7 +213,7 @@ for altered in kr.augment([train[0][0]], 3, seed=config.seed):
 # %% [markdown]
 # `kr.distill` with `augment=COPIES` adds the copies after the training texts, runs the teacher over all of them and,
 # for the copies, puts the teacher's probabilities where the one-hot labels were; the validation texts stay as they
-# are. Six times the texts, so six times the training time of STEP 3.
+# are. Six times the texts in about five times the training time of STEP 3 (the copies are shorter).
 
 # %%
 augmented = kr.distill(dataclasses.replace(config, out=config.out + "-augmented"),
