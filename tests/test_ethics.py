@@ -192,3 +192,27 @@ def test_utilitarianism_refuses_its_out_before_training(ethics_dir, tiny_models,
                      "--out", str(out)]) == 1
     assert "exists and is not empty" in capsys.readouterr().err
     assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_ethics_table_chooses_on_validation_and_shows_test_only_for_that_choice(tmp_path):
+    # two rates; validation prefers lr 3e-05 epoch 2, test would prefer lr 5e-05 epoch 1
+    import importlib.util
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location(
+        "ethics_table", Path(__file__).parents[1] / "benchmarks" / "ethics_table.py")
+    ethics_table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ethics_table)
+
+    def run(lr, curve):
+        return {"settings": {"lr": lr}, "train_seconds": 600,
+                "val_per_epoch": [{"epoch": i + 1, "val_exact_match": v, "test_exact_match": t}
+                                  for i, (v, t) in enumerate(curve)]}
+    (tmp_path / "justice-lr3e-5.json").write_text(json.dumps(run(3e-5, [(0.40, 0.20), (0.55, 0.21)])))
+    (tmp_path / "justice-lr5e-5.json").write_text(json.dumps(run(5e-5, [(0.50, 0.30), (0.52, 0.22)])))
+    row = next(line for line in ethics_table.table(tmp_path).splitlines() if line.startswith("| justice"))
+    assert "3e-05: 40.0 / 55.0; 5e-05: 50.0 / 52.0" in row
+    assert "lr 3e-05, epoch 2 (55.0) | **21.0** | 26.0 | 20 min for 2 run(s)" in row
+    assert "30.0" not in row                                   # an unchosen test figure never shows
+    assert "| deontology | not run yet |" in ethics_table.table(tmp_path)
+    reference = ethics_table.chosen_on_test(tmp_path)
+    assert "| justice | 30.0 (lr 5e-05, epoch 1) | 26.0 |" in reference and "deontology" not in reference
