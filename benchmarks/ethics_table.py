@@ -25,19 +25,30 @@ def key_of(task: str) -> tuple[str, str]:
     return "val_exact_match", "test_exact_match"
 
 
+def load_runs(folder: Path, task: str) -> list[dict]:
+    """Every run of a task the series wrote, in rate order."""
+    return [json.loads(p.read_text()) for p in sorted(folder.glob(f"{task}-lr*.json"))]
+
+
+def validation_choice(runs: list[dict], task: str) -> tuple[dict, dict]:
+    """(run, epoch) validation picks: each run's epoch as the `ethics` command chooses it, then the rate whose
+    choice validation rates highest (the first rate on a tie)."""
+    val, _ = key_of(task)
+    return max(((r, chosen_epoch(r["val_per_epoch"], val)) for r in runs), key=lambda pair: pair[1][val])
+
+
 def table(folder: Path) -> str:
     lines = ["| task | runs (lr: validation after epochs 1-4) | chosen on validation | test | BERT-base | training |",
              "|---|---|---|---|---|---|"]
     for task in TASKS:
-        runs = [json.loads(p.read_text()) for p in sorted(folder.glob(f"{task}-lr*.json"))]
+        runs = load_runs(folder, task)
         if not runs:
             lines.append(f"| {task} | not run yet | | | {LEADERBOARD['BERT-base'][task]} | |")
             continue
         val, test = key_of(task)
         curves = "; ".join(f"{r['settings']['lr']:g}: " + " / ".join(f"{100 * e[val]:.1f}" for e in r["val_per_epoch"])
                            for r in runs)
-        # each run's epoch as the `ethics` command chooses it, then the rate whose choice validation rates highest
-        run, epoch = max(((r, chosen_epoch(r["val_per_epoch"], val)) for r in runs), key=lambda pair: pair[1][val])
+        run, epoch = validation_choice(runs, task)
         minutes = sum(r["train_seconds"] for r in runs) / 60
         lines.append(f"| {task} | {curves} | lr {run['settings']['lr']:g}, epoch {epoch['epoch']} "
                      f"({100 * epoch[val]:.1f}) | **{100 * epoch[test]:.1f}** | {LEADERBOARD['BERT-base'][task]} | "
@@ -49,7 +60,7 @@ def chosen_on_test(folder: Path) -> str:
     """Per task, the best test figure of any run and epoch (the paper's protocol), beside BERT-base's."""
     lines = ["| task | best test figure of any run and epoch (chosen on test) | BERT-base |", "|---|---|---|"]
     for task in TASKS:
-        runs = [json.loads(p.read_text()) for p in sorted(folder.glob(f"{task}-lr*.json"))]
+        runs = load_runs(folder, task)
         if not runs:
             continue
         _, test = key_of(task)

@@ -21,6 +21,16 @@ def pytest_configure(config):
 
 
 @pytest.fixture(scope="session")
+def ethics_table():
+    """benchmarks/ethics_table.py as a module (benchmarks/ is not a package)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("ethics_table", ROOT / "benchmarks" / "ethics_table.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
 def emotion_dir() -> Path:
     if not (EMOTION / "train.txt").is_file():
         pytest.fail(f"emotion data not found at {EMOTION}: set EMOTION_DATA to ../shared/data/emotion")

@@ -194,15 +194,8 @@ def test_utilitarianism_refuses_its_out_before_training(ethics_dir, tiny_models,
     assert (out / "notes.txt").read_text() == "mine"
 
 
-def test_ethics_table_chooses_on_validation_and_shows_test_only_for_that_choice(tmp_path):
+def test_ethics_table_chooses_on_validation_and_shows_test_only_for_that_choice(tmp_path, ethics_table):
     # two rates; validation prefers lr 3e-05 epoch 2, test would prefer lr 5e-05 epoch 1
-    import importlib.util
-    from pathlib import Path
-    spec = importlib.util.spec_from_file_location(
-        "ethics_table", Path(__file__).parents[1] / "benchmarks" / "ethics_table.py")
-    ethics_table = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ethics_table)
-
     def run(lr, curve):
         return {"settings": {"lr": lr}, "train_seconds": 600,
                 "val_per_epoch": [{"epoch": i + 1, "val_exact_match": v, "test_exact_match": t}

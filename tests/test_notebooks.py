@@ -126,7 +126,6 @@ def test_no_helper_shadows_a_ktrain_name():
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_no_cell_mentions_ci(name):
-    import re
 
     for kind, src in EXPECTED[name]:
         assert not re.search(r"\bCI\b|ci_overrides|smoke", src, re.I), f"{name}: a {kind} cell mentions CI: {src[:80]}"
@@ -319,7 +318,6 @@ def test_model_notebooks_open_on_a_gpu_runtime():
 
 @pytest.mark.parametrize("name", MODEL_NOTEBOOKS + ["09_minilm_step_by_step.ipynb"])
 def test_model_notebooks_take_their_settings_from_the_registry(name):
-    import re
 
     from ktrain_recipes.models import get_spec
 
@@ -331,18 +329,15 @@ def test_model_notebooks_take_their_settings_from_the_registry(name):
     assert re.search(r"lr=([0-9.e-]+)", params) and float(re.search(r"lr=([0-9.e-]+)", params).group(1)) == spec.lr
 
 
-def test_07_trains_at_the_rate_validation_chose_on_most_tasks():
-    # docs/ethics holds the paper-budget runs; per task, the rate whose validation-chosen epoch scores highest
+def test_07_trains_at_the_rate_validation_chose_on_most_tasks(ethics_table):
+    # docs/ethics holds the paper-budget runs; per task, the rate docs/results.md's table says validation chose
     from collections import Counter
-
-    from ktrain_recipes.studies.ethics import chosen_epoch
     votes = Counter()
-    for task in ("justice", "deontology", "virtue", "utilitarianism"):
-        key = "val_ranked_right" if task == "utilitarianism" else "val_exact_match"
-        runs = [json.loads(p.read_text()) for p in sorted((ROOT / "docs" / "ethics").glob(f"{task}-lr*.json"))]
+    for task in ethics_table.TASKS:
+        runs = ethics_table.load_runs(ROOT / "docs" / "ethics", task)
         assert len(runs) == 2, f"{task}: both rates of the series should be in docs/ethics"
-        best = max(runs, key=lambda run: chosen_epoch(run["val_per_epoch"], key)[key])
-        votes[best["settings"]["lr"]] += 1
+        run, _ = ethics_table.validation_choice(runs, task)
+        votes[run["settings"]["lr"]] += 1
     rate, count = votes.most_common(1)[0]
     assert count >= 3
     params = next(src for kind, src in EXPECTED["07_ethics_benchmark.ipynb"]
@@ -421,7 +416,6 @@ def test_a_notebook_kernel_imports_tensorflow_without_its_start_up_lines(tmp_pat
 
 
 def test_the_top_losses_cell_prints_the_texts_in_the_committed_run():
-    import re
 
     nb = nbformat.read(NOTEBOOKS / "09_minilm_step_by_step.ipynb", as_version=4)
     cell = next(c for c in nb.cells if c.cell_type == "code" and "learner.top_losses(n=5" in c.source)
