@@ -201,8 +201,12 @@ class RecipeConfig:
     )
     resume: bool = _setting(
         "training", False,
-        "continue from the checkpoint an interrupted run left: --epochs N more epochs with a fresh one-cycle "
-        "schedule; with --epochs 0, just save it"
+        "go on with a run that was cut off (Ctrl-C, kill, a lost Colab runtime), mid-schedule, from the state it "
+        "saved after its last finished epoch; give the same settings as that run"
+    )
+    keep_checkpoint: bool = _setting(
+        "training", False,
+        "keep the run's checkpoint (.OUT.resume beside --out) when it finishes; by default it is removed"
     )
 
     def __post_init__(self) -> None:
@@ -231,11 +235,10 @@ class RecipeConfig:
             raise RecipesError(f"--seed must be below 2**32 (numpy's and TensorFlow's limit), got {self.seed}")
         check_limit(self.limit)
         check_limit(self.eval_limit, "--eval-limit")
-        for name, least in [("batch_size", 1), ("seed", 0), ("epochs", 0 if self.resume else 1), ("average_last", 1)]:
+        for name, least in [("batch_size", 1), ("seed", 0), ("epochs", 1), ("average_last", 1)]:
             value = getattr(self, name)
             if value is not None and value < least:
-                why = "" if name != "epochs" else " (0 only with --resume)"
-                raise RecipesError(f"--{name.replace('_', '-')} must be at least {least}{why}, got {value}")
+                raise RecipesError(f"--{name.replace('_', '-')} must be at least {least}, got {value}")
         if not (math.isfinite(self.weight_decay) and 0 <= self.weight_decay < 1):
             raise RecipesError(f"--weight-decay must be at least 0 and below 1 (0.01 is usual), "
                                f"got {self.weight_decay}")

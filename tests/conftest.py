@@ -1,4 +1,9 @@
-"""Shared fixtures: the real emotion folder, small data folders, tiny models, an isolated cache."""
+"""Shared fixtures: the emotion and ETHICS folders, small data folders, tiny models, an isolated cache.
+
+The data is what the repository ships: the emotion slice of the package (ktrain_recipes/data/emotion_slice) and
+the ETHICS fixture under tests/data/ethics, so that a clone passes its own tests. ``$EMOTION_DATA`` and
+``$ETHICS_DATA`` point the same tests at the full data instead (an option, never a requirement).
+"""
 
 from __future__ import annotations
 
@@ -10,8 +15,8 @@ import pytest
 import ktrain_recipes  # noqa: F401  (compat shims before anything imports TensorFlow)
 
 ROOT = Path(__file__).resolve().parent.parent
-EMOTION = Path(os.environ.get("EMOTION_DATA") or ROOT.parent / "shared" / "data" / "emotion")
-ETHICS = Path(os.environ.get("ETHICS_DATA") or ROOT.parent / "shared" / "data" / "ethics")
+EMOTION = Path(os.environ.get("EMOTION_DATA") or ROOT / "ktrain_recipes" / "data" / "emotion_slice")
+ETHICS = Path(os.environ.get("ETHICS_DATA") or ROOT / "tests" / "data" / "ethics")
 
 
 def pytest_configure(config):
@@ -33,14 +38,16 @@ def ethics_table():
 @pytest.fixture(scope="session")
 def emotion_dir() -> Path:
     if not (EMOTION / "train.txt").is_file():
-        pytest.fail(f"emotion data not found at {EMOTION}: set EMOTION_DATA to ../shared/data/emotion")
+        pytest.fail(f"emotion data not found at {EMOTION}: unset EMOTION_DATA (the shipped slice) or point it "
+                    "at a folder with train.txt and val.txt")
     return EMOTION
 
 
 @pytest.fixture(scope="session")
 def ethics_dir() -> Path:
     if not (ETHICS / "justice" / "justice_train.csv").is_file():
-        pytest.fail(f"ETHICS data not found at {ETHICS}: set ETHICS_DATA to ../shared/data/ethics")
+        pytest.fail(f"ETHICS data not found at {ETHICS}: unset ETHICS_DATA (tests/data/ethics) or point it at "
+                    "the benchmark's folder")
     return ETHICS
 
 

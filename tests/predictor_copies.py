@@ -22,12 +22,13 @@ class Payload:
         return (Path.write_text, (Path(self.marker), "pwned"))
 
 
-def rewrite_manifest(folder: Path) -> None:
-    """Recompute a folder's manifest over its files as they are now, as the author of an edited folder would."""
+def rewrite_manifest(folder: Path, drop: tuple[str, ...] = ()) -> None:
+    """Recompute a folder's manifest over its files as they are now, as the author of an edited folder would
+    (``drop``: leave those keys out, as a save by an older version would have)."""
     from ktrain_recipes.predictor.manifest import write_manifest
 
     manifest = json.loads((folder / MANIFEST).read_text())
-    extra = {k: manifest[k] for k in ("kind", "pairs", "onnx_inputs") if k in manifest}
+    extra = {k: manifest[k] for k in ("kind", "pairs", "onnx_inputs", "segment_ids") if k in manifest and k not in drop}
     write_manifest(folder, manifest["label_names"], manifest["maxlen"], {"model_id": manifest["model_id"]}, **extra)
 
 

@@ -41,7 +41,7 @@ def test_every_setting_has_a_flag_with_help_and_its_default():
     (["--lr", "0"], "--lr must be a finite number above 0"),
     (["--batch-size", "0"], "--batch-size must be at least 1"),
     (["--batch-size", "-1"], "--batch-size must be at least 1"),
-    (["--epochs", "0"], "--epochs must be at least 1 (0 only with --resume)"),
+    (["--epochs", "0"], "--epochs must be at least 1, got 0"),
     (["--epochs", "-1"], "--epochs must be at least 1"),
     (["--seed", "-1"], "--seed must be at least 0"),
     (["--limit", "0"], "--limit must be at least 1"),

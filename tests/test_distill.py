@@ -129,12 +129,15 @@ def test_distill_ctrl_c_keeps_its_checkpoint_and_resume_goes_on(tiny_predictor, 
     interrupted = kr.distill(config, settings)
     assert interrupted["interrupted"] and interrupted["epochs_completed"] == 1
     assert "--resume goes on" in capsys.readouterr().err
-    checkpoint = tmp_path / ".student.checkpoint.h5"
-    assert checkpoint.exists()  # kept after Ctrl-C, as the message says
+    checkpoint = tmp_path / ".student.resume"
+    assert (checkpoint / "run.json").exists()  # kept after Ctrl-C, as the message says
     monkeypatch.setattr(train, "epoch_timer", timer)
-    resumed = kr.distill(dataclasses.replace(config, epochs=1, resume=True), settings)
-    assert "resuming after 1 epoch(s)" in capsys.readouterr().err
+    with pytest.raises(RecipesError, match="other settings:.*alpha"):
+        kr.distill(dataclasses.replace(config, resume=True), dataclasses.replace(settings, alpha=0.9))
+    resumed = kr.distill(dataclasses.replace(config, resume=True), settings)
+    assert "resuming after 1 of 2 epoch(s)" in capsys.readouterr().err
     assert resumed["epochs_completed"] == 2 and not resumed["interrupted"] and not checkpoint.exists()
+    assert resumed["optimizer_steps"] == 2 * 4  # 64 texts in batches of 16, two epochs, none trained twice
     assert kr.load_checked_predictor(out).predict(["i am happy"])[0] in resumed["label_names"]
 
 

@@ -12,8 +12,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from ktrain_recipes import cli
-from ktrain_recipes.inference.service import create_app
-from ktrain_recipes.inference.service_settings import ServiceSettings
+from ktrain_recipes.service.app import create_app
+from ktrain_recipes.service.settings import ServiceSettings
 from servers import running
 
 pytest.importorskip("ray.serve", reason="Ray Serve is in requirements-dev.txt")

@@ -1,3 +1,5 @@
+import dataclasses
+import math
 import json
 import subprocess
 import sys
@@ -105,18 +107,19 @@ def _ctrl_c_in_second_epoch():
     return CtrlCInSecondEpoch()
 
 
-def test_ctrl_c_keeps_the_best_epoch_and_resume_of_the_same_run_saves_it(tiny_models, small_data, tmp_path,
-                                                                        capsys):
+def test_ctrl_c_keeps_the_best_epoch_and_resume_of_the_same_run_finishes_it(tiny_models, small_data, tmp_path,
+                                                                           capsys):
     import numpy as np
 
+    from ktrain_recipes.training.recipe import start_run
     from ktrain_recipes.training.train import Checkpoint
 
     ds = kr.load_emotion(small_data)
     model = tiny_models["electra"]
     t, learner = build_learner(model, ds, 16, seed=42)
     out = tmp_path / "run"
-    config = RecipeConfig(model, data=str(small_data), out=str(out), batch_size=16, lr=1e-3, resume=True)
-    checkpoint = Checkpoint(out, checkpoint_identity(config, ds.label_names, t.maxlen))
+    config = RecipeConfig(model, data=str(small_data), out=str(out), batch_size=16, lr=1e-3, epochs=3, seed=42)
+    checkpoint = Checkpoint(out, checkpoint_identity(start_run(config), t.maxlen))
     ctrl_c = _ctrl_c_in_second_epoch()
     trained = kr.fit_with_checkpoint(learner, 1e-3, 3, checkpoint, checkpoint.start_fresh(), callbacks=[ctrl_c])
     assert trained["interrupted"] and len(trained["history"]["loss"]) == 1 and trained["epochs_completed"] == 1
@@ -124,38 +127,49 @@ def test_ctrl_c_keeps_the_best_epoch_and_resume_of_the_same_run_saves_it(tiny_mo
     assert all(np.array_equal(a, b) for a, b in zip(ctrl_c.best, learner.model.get_weights()))
 
     with pytest.raises(RecipesError, match="nothing to resume"):
-        kr.run_recipe(RecipeConfig(model, data=str(small_data), out=str(tmp_path / "other"), epochs=0, resume=True))
-    with pytest.raises(RecipesError, match="from a run with other seed"):
-        kr.run_recipe(RecipeConfig(model, data=str(small_data), out=str(out), epochs=0, resume=True, seed=5))
+        kr.run_recipe(RecipeConfig(model, data=str(small_data), out=str(tmp_path / "other"), resume=True))
+    for change, named in [({"seed": 5}, "seed"), ({"lr": 2e-3}, "lr"), ({"epochs": 4}, "epochs"),
+                          ({"batch_size": 8}, "batch_size"), ({"limit": 100}, "data")]:
+        with pytest.raises(RecipesError, match=f"other settings:.*\\b{named} \\("):
+            kr.run_recipe(RecipeConfig(**{**config.settings(), "resume": True, **change}))
     capsys.readouterr()
-    metrics = kr.run_recipe(RecipeConfig(**{**config.settings(), "epochs": 1}))
-    assert "resuming after 1 epoch(s): --epochs 1 more" in capsys.readouterr().err  # what --epochs means here
-    # the whole run is recorded: the interrupted leg's epoch and this one's
-    assert metrics["epochs_completed"] == 2 and len(metrics["history"]["loss"]) == 2
+    metrics = kr.run_recipe(RecipeConfig(**{**config.settings(), "resume": True}))
+    assert "resuming after 1 of 3 epoch(s), mid-schedule" in capsys.readouterr().err
+    # the whole run is recorded: the interrupted leg's epoch and the two it went on with
+    assert metrics["epochs_completed"] == 3 and len(metrics["history"]["loss"]) == 3
+    assert metrics["optimizer_steps"] == 3 * math.ceil(150 / 16)  # no epoch trained twice, none skipped
     assert metrics["train_seconds"] > trained["train_seconds"] and kr.load_checked_predictor(out)
-    assert not checkpoint.weights.exists() and not checkpoint.info.exists()  # a completed save clears it
+    assert not checkpoint.exists()  # a completed save clears it
+    with pytest.raises(RecipesError, match="holds a finished run .3 epochs.: nothing to resume"):
+        kr.run_recipe(RecipeConfig(**{**config.settings(), "resume": True}))
 
 
 def test_a_stale_checkpoint_is_removed_by_a_fresh_run_never_restored(tiny_models, small_data, tmp_path, capsys):
     out = tmp_path / "run"
-    stale = tmp_path / ".run.checkpoint.h5"
-    stale.write_bytes(b"weights of another run")
+    stale = tmp_path / ".run.resume"
+    stale.mkdir()
+    (stale / "run.json").write_text("{}")
     kr.run_recipe(RecipeConfig(tiny_models["bert"], data=str(small_data), out=str(out), epochs=1, batch_size=16,
                                lr=1e-3))
-    assert "removed the checkpoint .run.checkpoint.h5 of an earlier run" in capsys.readouterr().err
+    assert "removed the checkpoint .run.resume of an earlier run" in capsys.readouterr().err
     assert not stale.exists()
 
 
 def test_a_truncated_checkpoint_gets_one_line(tiny_models, small_data, tmp_path):
+    from ktrain_recipes.training.recipe import start_run
     from ktrain_recipes.training.train import Checkpoint
 
     ds = kr.load_emotion(small_data)
     model = tiny_models["bert"]
     maxlen = resolve_maxlen("auto", kr.load_tokenizer(model), ds.texts("train"), verbose=False)
-    config = RecipeConfig(model, data=str(small_data), out=str(tmp_path / "run"), epochs=0, resume=True)
-    checkpoint = Checkpoint(tmp_path / "run", checkpoint_identity(config, ds.label_names, maxlen))
-    checkpoint.write({"run_id": "x", "epochs_completed": 1, "train_seconds": 1.0, "history": {}})
-    checkpoint.weights.write_bytes(b"\x89HDF\r\n\x1a\n truncated")
+    config = RecipeConfig(model, data=str(small_data), out=str(tmp_path / "run"), epochs=2, resume=True)
+    checkpoint = Checkpoint(tmp_path / "run", checkpoint_identity(start_run(dataclasses.replace(config, resume=False)),
+                                                                  maxlen))
+    checkpoint.start_fresh()
+    checkpoint.write({"run_id": "x", "epochs_completed": 1, "train_seconds": 1.0, "history": {}, "per_epoch": []})
+    (checkpoint.backup / "chief").mkdir(parents=True)
+    (checkpoint.backup / "chief" / "checkpoint").write_text('model_checkpoint_path: "ckpt-1"\n')
+    (checkpoint.backup / "chief" / "ckpt-1.index").write_bytes(b"truncated")
     with pytest.raises(RecipesError, match="truncated or unreadable"):
         kr.run_recipe(config)
 

@@ -13,8 +13,8 @@ import pytest
 
 from ktrain_recipes import cli
 from ktrain_recipes.predictor.manifest import MANIFEST, write_manifest
-from ktrain_recipes.inference.service import create_app
-from ktrain_recipes.inference.service_settings import ServiceSettings
+from ktrain_recipes.service.app import create_app
+from ktrain_recipes.service.settings import ServiceSettings
 
 TEXTS = ["i feel so happy today", "i am terrified of the dark", "this makes me furious"]
 
@@ -113,8 +113,8 @@ NO_TF = """
 import pickle, sys
 from pathlib import Path
 from fastapi.testclient import TestClient
-from ktrain_recipes.inference.service import create_app
-from ktrain_recipes.inference.service_settings import ServiceSettings
+from ktrain_recipes.service.app import create_app
+from ktrain_recipes.service.settings import ServiceSettings
 with TestClient(create_app(ServiceSettings(sys.argv[1], reload_interval=0))) as c:
     answer = c.post("/predict", json={"texts": ["i am happy"]}).json()
 assert answer["model"]["backend"] == "int8", answer
@@ -137,7 +137,7 @@ def test_binding_beyond_loopback_without_a_key_warns(monkeypatch, exported, caps
 
     import uvicorn
 
-    import ktrain_recipes.inference.service as service
+    import ktrain_recipes.service.app as service
 
     bound = []
 
@@ -291,7 +291,7 @@ def test_choosing_the_backend_and_loading_hash_each_file_once(exported, monkeypa
     from collections import Counter
 
     import ktrain_recipes.predictor.manifest as manifest
-    from ktrain_recipes.inference.service_model import load_model
+    from ktrain_recipes.service.model import load_model
 
     hashed, real = Counter(), manifest.sha256_file
     monkeypatch.setattr(manifest, "sha256_file", lambda path: hashed.update([path.name]) or real(path))
@@ -305,7 +305,7 @@ def test_the_ktrain_backend_checks_the_folder_once_too(exported, monkeypatch):
     from collections import Counter
 
     import ktrain_recipes.predictor.manifest as manifest
-    from ktrain_recipes.inference.service_model import load_model
+    from ktrain_recipes.service.model import load_model
 
     hashed, real = Counter(), manifest.sha256_file
     monkeypatch.setattr(manifest, "sha256_file", lambda path: hashed.update([path.name]) or real(path))

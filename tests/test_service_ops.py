@@ -11,8 +11,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from ktrain_recipes import RecipesError, cli
-from ktrain_recipes.inference.service import create_app
-from ktrain_recipes.inference.service_settings import ServiceSettings
+from ktrain_recipes.service.app import create_app
+from ktrain_recipes.service.settings import ServiceSettings
 from servers import chromium, running
 
 TEXTS = ["i am so happy today", "this makes me furious", "i feel alone", "what a surprise"]
@@ -48,7 +48,7 @@ def test_a_lone_surrogate_fails_only_its_own_request_under_concurrency(exported)
 
 
 def test_the_batch_is_split_on_failure_within_one_model_call(exported):
-    from ktrain_recipes.inference.batcher import ModelCallFailed
+    from ktrain_recipes.service.batcher import ModelCallFailed
 
     app = create_app(ServiceSettings(str(exported), reload_interval=0, max_wait_ms=200))
     batcher = app.state.batcher
@@ -232,7 +232,7 @@ def test_a_port_in_use_is_refused_before_serving(exported, capsys):
 
 # swaps: a request is answered by the model it was checked against; a failed reload is retried
 def test_a_swap_to_a_pair_model_never_answers_a_texts_request_with_it(exported):
-    from ktrain_recipes.inference.batcher import MicroBatcher
+    from ktrain_recipes.service.batcher import MicroBatcher
 
     app = create_app(ServiceSettings(str(exported), reload_interval=0))
     batcher: MicroBatcher = app.state.batcher
@@ -264,7 +264,7 @@ def test_a_swap_to_a_pair_model_never_answers_a_texts_request_with_it(exported):
 
 
 def test_a_failed_reload_is_retried_after_a_back_off(exported):
-    from ktrain_recipes.inference.reloader import Reloader
+    from ktrain_recipes.service.reloader import Reloader
 
     app = create_app(ServiceSettings(str(exported), reload_interval=0))
     reloader: Reloader = app.state.reloader
@@ -278,7 +278,7 @@ def test_a_failed_reload_is_retried_after_a_back_off(exported):
 def test_auto_falls_back_to_ktrain_when_the_int8_file_is_damaged(exported, tmp_path, capsys):
     import shutil
 
-    from ktrain_recipes.inference.service_model import load_model
+    from ktrain_recipes.service.model import load_model
 
     folder = tmp_path / "damaged"
     shutil.copytree(exported, folder)

@@ -64,7 +64,9 @@ def _config(family: str, vocab_size: int):
     if family == "electra":
         return ElectraConfig(vocab_size=vocab_size, embedding_size=32, **_SIZE)
     if family == "roberta":
-        return RobertaConfig(vocab_size=vocab_size, pad_token_id=1, bos_token_id=0, eos_token_id=2, **_SIZE)
+        # one segment, as every released RoBERTa checkpoint (roberta-base: type_vocab_size 1)
+        return RobertaConfig(vocab_size=vocab_size, pad_token_id=1, bos_token_id=0, eos_token_id=2, type_vocab_size=1,
+                             **_SIZE)
     if family == "albert":
         return AlbertConfig(vocab_size=vocab_size, embedding_size=16, pad_token_id=0, bos_token_id=2,
                             eos_token_id=3, **_SIZE)

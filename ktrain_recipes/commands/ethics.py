@@ -13,7 +13,7 @@ def add_arguments(p) -> None:
     p.add_argument("--json", help="also write accuracy, exact_match and n to this JSON file")
     # ethics' own --data and --out, and no settings that its runner does not read
     add_flags(p, RecipeConfig, ("model", "sample", "training", "output"),
-              exclude=("bucketing", "distribute", "devices", "resume", "out", "smoke"))
+              exclude=("bucketing", "distribute", "devices", "out", "smoke"))
     p.add_argument("--val-fraction", type=float, default=RecipeConfig.val_fraction,
                    help="the share of training groups held out for validation (whole groups)")
     p.add_argument("--data", help="a folder laid out like the ETHICS archive (justice/justice_train.csv, ...) or "

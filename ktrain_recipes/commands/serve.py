@@ -1,7 +1,7 @@
 """``ktrain-recipes serve``: serve a saved predictor over HTTP."""
 
 from ktrain_recipes.commands.flags import add_flags, settings_from_args
-from ktrain_recipes.inference.service_settings import ServiceSettings
+from ktrain_recipes.service.settings import ServiceSettings
 
 HELP = "serve a saved predictor over HTTP: /predict, /health, /metrics, a web page (one process, or Ray Serve)"
 
@@ -20,10 +20,10 @@ def uses_tensorflow(args) -> bool:
 def run(args) -> None:
     settings = settings_from_args(args, ServiceSettings)
     if settings.engine == "ray":
-        from ktrain_recipes.inference.ray_serving import serve_with_ray
+        from ktrain_recipes.service.ray_serve import serve_with_ray
 
         serve_with_ray(settings, host=args.host, port=args.port)
     else:
-        from ktrain_recipes.inference.service import serve
+        from ktrain_recipes.service.app import serve
 
         serve(settings, host=args.host, port=args.port)

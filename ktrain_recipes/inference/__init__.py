@@ -1,1 +1,1 @@
-"""A saved predictor at work: checked saves and loads, classify, int8 ONNX, streaming, scoring, the HTTP service."""
+"""A saved predictor at work: classify, int8 ONNX, streaming and scoring (the HTTP service is in ``service``)."""

@@ -22,6 +22,7 @@ from typing import Callable, TypeVar
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.predictor.manifest import manifest_digest, read_manifest
 from ktrain_recipes.predictor.swaps import swap_in_progress
+from ktrain_recipes.segments import recorded_segment_ids
 
 T = TypeVar("T")
 PREPROC_PICKLE = "tf_model.preproc"
@@ -195,7 +196,7 @@ def _rebuild_predictor(folder: Path, manifest: dict, batch_size: int):
         maxlen=int(manifest["maxlen"]), c=names, lang="en", multilabel=False, preprocess_train_called=True,
         model_name=str(folder), name=config.model_type, config=config,
         model_type=TFAutoModelForSequenceClassification, tokenizer_type=AutoTokenizer,
-        use_token_type_ids="token_type_ids" in type(model).call.__code__.co_varnames,
+        use_token_type_ids=recorded_segment_ids(manifest),  # as trained (segments.py)
         tok=None, tok_dct=None, max_features=10000, ngram_range=1, batch_size=batch_size, use_with_learner=True,
         ytransform=U.YTransform(class_names=names),
     )

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ktrain_recipes.segments import MANIFEST_KEY as SEGMENT_KEY
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.predictor.manifest import MANIFEST, METRICS, write_json_atomic, write_manifest
 from ktrain_recipes.predictor.swaps import check_writable, recover, restage, stage_dir, swap_into_place
@@ -69,7 +70,7 @@ class Stage:
         classes = list(predictor.get_classes())
         add_label_names(self.path, classes)
         return self.commit(classes, int(predictor.preproc.maxlen), metrics, kind="classifier",
-                           pairs=metrics.get("pairs"))
+                           pairs=metrics.get("pairs"), **{SEGMENT_KEY: bool(predictor.preproc.use_token_type_ids)})
 
     def commit(self, label_names: list[str], maxlen: int, metrics: dict, **extra) -> Path:
         """Write metrics.json and the manifest over the files already in ``path``, then swap it in."""

@@ -85,6 +85,9 @@ def _run_utilitarianism(task: Task, config: RecipeConfig, split: str) -> dict:
     from ktrain_recipes.predictor.staging import staged_predictor
 
     config = config.with_defaults()
+    if config.resume:
+        raise RecipesError("--resume goes on with the classification tasks (justice, deontology, virtue); "
+                           "utilitarianism's ranker keeps no checkpoint yet: run it again without --resume")
     with staged_predictor(config.out, config.overwrite) as stage:  # --out is checked before training
         train, test = load_pairs(task, config.data, split)
         train, val = split_pairs(train, config.val_fraction, config.seed)

@@ -54,11 +54,13 @@ def wrap_finetuned(model: str | os.PathLike, label_names: list[str], maxlen: int
     from transformers import AutoConfig, TFAutoModelForSequenceClassification
 
     from ktrain_recipes.models import resolve_model
+    from ktrain_recipes.segments import takes_segment_ids
 
     path = resolve_model(str(model))
     classes = label_order(AutoConfig.from_pretrained(path).id2label, label_names)
     preproc = text.Transformer(path, maxlen=maxlen, class_names=classes, batch_size=batch_size)
     preproc.preprocess_train_called = True  # ktrain's flag for "fitted": this model is fine-tuned already
+    preproc.use_token_type_ids = takes_segment_ids(preproc.config)  # ktrain's own check is always False
     classifier = TFAutoModelForSequenceClassification.from_pretrained(path)
     # ktrain's predictor reads the loss to tell single-label from multi-label models
     classifier.compile(loss=tf.keras.losses.CategoricalCrossentropy(from_logits=True))

@@ -19,25 +19,34 @@ class BucketedDataset(TransformerDataset):
 
     Training: every epoch the examples are shuffled, sorted by length within pools of
     ``POOL_BATCHES`` batches, cut into batches, and the batches shuffled again, so the model
-    sees a new random order every epoch. Evaluation: the original order, each batch trimmed.
+    sees a new random order every epoch. Each epoch's order depends only on the seed and the
+    epoch's number, so a resumed run (``set_epoch``) sees the orders the uninterrupted run would
+    have seen. Evaluation: the original order, each batch trimmed.
     """
 
     def __init__(self, dataset: TransformerDataset, seed: int = 0):
         super().__init__(dataset.x, dataset.y, dataset.batch_size, dataset.use_token_type_ids)
         self.lengths = self.x[:, 1, :].sum(axis=1)  # the attention mask counts real tokens
-        self.rng = np.random.default_rng(seed)
+        self.seed, self.epoch = seed, 0
+
+    def set_epoch(self, epoch: int) -> None:
+        """Serve the next training pass as epoch ``epoch`` (0-based): its order, then the following ones."""
+        self.epoch = epoch
 
     def batch_indices(self, train: bool) -> list[np.ndarray]:
-        """Return the example indices of each batch, in the order they are served."""
+        """Return the example indices of each batch, in the order they are served (a training call serves the
+        next epoch)."""
         n, size = len(self.x), self.batch_size
         if not train:
             return [np.arange(i, min(i + size, n)) for i in range(0, n, size)]
-        order, batches = self.rng.permutation(n), []
+        rng = np.random.default_rng([self.seed, self.epoch])
+        self.epoch += 1
+        order, batches = rng.permutation(n), []
         for start in range(0, n, size * POOL_BATCHES):
             pool = order[start:start + size * POOL_BATCHES]
             pool = pool[np.argsort(self.lengths[pool], kind="stable")]
             batches += [pool[i:i + size] for i in range(0, len(pool), size)]
-        return [batches[i] for i in self.rng.permutation(len(batches))]
+        return [batches[i] for i in rng.permutation(len(batches))]
 
     @property
     def keys(self) -> list[str]:

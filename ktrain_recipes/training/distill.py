@@ -230,7 +230,7 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
 
     from ktrain_recipes.training.batching import bucket_batches
     from ktrain_recipes.predictor.loading import load_checked_predictor
-    from ktrain_recipes.training.recipe import start_run, train_and_save
+    from ktrain_recipes.training.recipe import run_identity, start_run, train_and_save
     from ktrain_recipes.training.train import set_seed
 
     if config.maxlen != "auto":
@@ -270,7 +270,6 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     about = {**dataclasses.asdict(settings), "teacher": teacher, "layer_map": mapping}
     identity = {"teacher": teacher, "teacher_save": read_manifest(settings.teacher)["save_id"],
                 "layers": settings.layers, "student": settings.student, "temperature": settings.temperature,
-                "alpha": settings.alpha, "augment": settings.augment, "seed": config.seed,
-                "weight_decay": config.weight_decay}
+                "alpha": settings.alpha, "augment": settings.augment, **run_identity(run)}
     run.config = dataclasses.replace(config, model=settings.student or teacher)  # what metrics.json records
     return train_and_save(run, learner, t, identity, finish=ready_for_prediction, distillation=about)

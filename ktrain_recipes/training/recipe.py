@@ -17,6 +17,7 @@ from ktrain_recipes.data.maxlen import load_tokenizer, resolve_maxlen
 from ktrain_recipes.models import get_spec, resolve_model
 from ktrain_recipes.plots import plot_confusion_matrix, save_figure
 from ktrain_recipes.inference.prediction import classify
+from ktrain_recipes.segments import takes_segment_ids
 from ktrain_recipes.predictor.staging import check_out_dir, check_space, staged_predictor
 from ktrain_recipes.inference.timing import time_inference
 from ktrain_recipes.training.train import (
@@ -45,12 +46,32 @@ def start_run(config: RecipeConfig, dataset: LabelledTexts | None = None) -> Run
     """The first steps of every run, before any expensive work: fill in the defaults, check ``--out``, load
     and sample the data, and check that it can train. ``dataset`` skips loading (data already in memory)."""
     config = config.with_defaults()
+    if config.resume:
+        check_resumable(config.out)
     out = check_out_dir(config.out, config.overwrite or config.resume)
     ds = dataset or load_data_for(config)
     train = sample(ds.texts("train"), ds.labels("train"), config.limit, config.seed)
     val = sample(ds.texts("validation"), ds.labels("validation"), config.eval_limit, config.seed)
     ds.check_trainable(train[1])
     return Run(config, out, ds, train, val)
+
+
+def check_resumable(out: str | None) -> None:
+    """Refuse ``--resume`` before any expensive work when there is nothing to go on with, saying why."""
+    import json
+
+    out = Path(out or "")
+    if Checkpoint(out, {}).exists():
+        return
+    try:
+        done = json.loads((out / "metrics.json").read_text())
+    except (OSError, ValueError):
+        done = None
+    if isinstance(done, dict) and not done.get("interrupted"):
+        raise RecipesError(f"'{out}' holds a finished run ({done.get('epochs_completed')} epochs): nothing to resume; "
+                           "to train it again, leave out --resume and add --overwrite")
+    raise RecipesError(f"nothing to resume: no checkpoint .{out.name}.resume beside '{out}' (a run that was cut off "
+                       "leaves one): train without --resume")
 
 
 def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None, per_epoch=None) -> dict:
@@ -64,7 +85,6 @@ def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None, per_e
     """
     import ktrain
     import tensorflow as tf
-    from ktrain import text
 
     from ktrain_recipes.training.distribute import is_chief, make_strategy, replicas, scope
 
@@ -79,7 +99,7 @@ def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None, per_e
     set_seed(config.seed)
     maxlen = resolve_maxlen(config.maxlen, load_tokenizer(model_path), run.train[0])
 
-    t = text.Transformer(model_path, maxlen=maxlen, class_names=ds.label_names, batch_size=batch)
+    t = transformer_preprocessor(model_path, maxlen, ds.label_names, batch)
     trn = t.preprocess_train(run.train[0], ds.label_ids(run.train[1]), verbose=0)
     val_data = t.preprocess_test(run.val[0], ds.label_ids(run.val[1]), verbose=0)
     if config.bucketing:
@@ -93,9 +113,22 @@ def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None, per_e
         learner = ktrain.get_learner(model, train_data=trn, val_data=val_data, batch_size=batch)
         if config.weight_decay:
             learner.set_weight_decay(config.weight_decay)  # recompiles with ktrain's AdamWeightDecay
-    return train_and_save(run, learner, t, checkpoint_identity(config, ds.label_names, maxlen),
+    return train_and_save(run, learner, t, checkpoint_identity(run, maxlen),
                           chief=is_chief(strategy), per_epoch=per_epoch,
                           class_weight=class_weights(config, run.train[1], ds))
+
+
+def transformer_preprocessor(model_path: str, maxlen: int, class_names: list[str], batch_size: int):
+    """ktrain's ``text.Transformer``, told whether the model reads segment ids (``segments.takes_segment_ids``).
+
+    ktrain's own check answers False for every model on transformers 4.57, which sends the second sentence of a
+    pair as segment 0; the answer set here is what the predictor folder records.
+    """
+    from ktrain import text
+
+    t = text.Transformer(model_path, maxlen=maxlen, class_names=class_names, batch_size=batch_size)
+    t.use_token_type_ids = takes_segment_ids(t.config)
+    return t
 
 
 def train_and_save(run: Run, learner, preproc, identity: dict, chief: bool = True, per_epoch=None,
@@ -119,30 +152,31 @@ def train_and_save(run: Run, learner, preproc, identity: dict, chief: bool = Tru
     checkpoint = Checkpoint(out, identity) if chief else None  # with several workers only the chief keeps one
     if checkpoint is None and config.resume:
         raise RecipesError("--resume is the chief's: run it on worker 0")
-    record = checkpoint.resume(learner.model) if config.resume else \
+    record = checkpoint.resume() if config.resume else \
         (checkpoint.start_fresh() if checkpoint else Checkpoint.empty_record())
     if config.resume:
-        note(f"resuming after {record['epochs_completed']} epoch(s): --epochs {config.epochs} more, with a fresh "
-             "one-cycle schedule (with --resume, --epochs counts this leg's epochs)")
+        note(f"resuming after {record['epochs_completed']} of {config.epochs} epoch(s), mid-schedule")
     with staged_predictor(out, config.overwrite or config.resume) if chief else scratch_folder() as stage:
-        found = _lr_find(learner, stage.path) if config.lr_find else {}
-        scorer = epoch_scores(per_epoch, preproc, learner.batch_size) if per_epoch else None
+        found = _lr_find(learner, stage.path) if config.lr_find and not config.resume else {}
+        scorer = epoch_scores(per_epoch, preproc, learner.batch_size, record) if per_epoch else None
         trained = fit_with_checkpoint(learner, config.lr, config.epochs, checkpoint, record,
                                       callbacks=[scorer] if scorer else None, average_last=config.average_last,
-                                      class_weight=class_weight) if config.epochs \
-            else {**record, "epoch_seconds": [], "interrupted": False}
+                                      class_weight=class_weight)
         model, preproc = finish(learner.model, preproc) if finish else (learner.model, preproc)
         predictor = ktrain.get_predictor(model, preproc, batch_size=learner.batch_size)
         metrics = measure(predictor, run.val, ds.label_names)
         record_run(metrics, config, preproc.maxlen, trained, learner, n_train=len(run.train[0]), data_source=ds.source,
-                   pairs=run.pairs, **found, **extra, **({"per_epoch": scorer.scores} if scorer else {}))
+                   pairs=run.pairs, **found, **extra, **({"per_epoch": trained["per_epoch"]} if scorer else {}))
         save_figure(plot_confusion_matrix(metrics), stage.path / "confusion_matrix.png")
         if not chief:
             note("trained; the chief (worker 0) saves the predictor")
             return metrics
         stage.commit_predictor(predictor, metrics)
     if not trained.get("interrupted"):
-        checkpoint.clear()  # kept after Ctrl-C, for --resume
+        if config.keep_checkpoint:
+            note(f"checkpoint kept in {checkpoint.folder} (--keep-checkpoint)")
+        else:
+            checkpoint.clear()  # kept after Ctrl-C, for --resume
     note(f"predictor saved to {out}")
     return metrics
 
@@ -173,9 +207,10 @@ def _epoch_scores_callback():
     class EpochScores(tf.keras.callbacks.Callback):
         """After each epoch: wrap the model in a ktrain predictor, score it with ``score``, print and keep it."""
 
-        def __init__(self, score, preproc, batch_size: int):
+        def __init__(self, score, preproc, batch_size: int, record: dict):
             super().__init__()
-            self.score, self.preproc, self.batch_size, self.scores = score, preproc, batch_size, []
+            self.score, self.preproc, self.batch_size = score, preproc, batch_size
+            self.scores = record.setdefault("per_epoch", [])  # the run's record keeps them for --resume
 
         def on_epoch_end(self, epoch, logs=None):
             import ktrain
@@ -187,15 +222,26 @@ def _epoch_scores_callback():
     return EpochScores
 
 
-def epoch_scores(score, preproc, batch_size: int):
+def epoch_scores(score, preproc, batch_size: int, record: dict):
     """The callback that scores the model after each epoch (its class is built once TensorFlow is loaded)."""
-    return _epoch_scores_callback()(score, preproc, batch_size)
+    return _epoch_scores_callback()(score, preproc, batch_size, record)
 
 
-def checkpoint_identity(config: RecipeConfig, label_names: list[str], maxlen: int) -> dict:
+def run_identity(run: Run) -> dict:
+    """What any run's checkpoint must match for ``--resume``: its training texts, schedule and seed."""
+    import hashlib
+    import json
+
+    config = run.config
+    data = hashlib.sha256(json.dumps([list(run.train[0]), list(run.train[1])]).encode()).hexdigest()[:16]
+    return {"data": f"{len(run.train[0])} texts, sha256 {data}", "epochs": config.epochs, "lr": config.lr,
+            "batch_size": config.batch_size, "seed": config.seed, "weight_decay": config.weight_decay,
+            "class_weight": config.class_weight, "bucketing": config.bucketing}
+
+
+def checkpoint_identity(run: Run, maxlen: int) -> dict:
     """What a checkpoint must match for ``--resume`` to continue it: the settings that change the model."""
-    return {"model": config.model, "labels": list(label_names), "maxlen": maxlen, "seed": config.seed,
-            "bucketing": config.bucketing, "weight_decay": config.weight_decay, "class_weight": config.class_weight}
+    return {"model": run.config.model, "labels": list(run.data.label_names), "maxlen": maxlen, **run_identity(run)}
 
 
 def _lr_find(learner, stage: Path) -> dict:
@@ -240,8 +286,9 @@ def record_run(metrics: dict, config: RecipeConfig, maxlen: int, trained: dict, 
         epochs_completed=trained["epochs_completed"], train_seconds=trained["train_seconds"],
         averaged_epochs=trained.get("averaged_epochs", 1), optimizer=type(learner.model.optimizer).__name__,
         train_examples_per_s=steady_examples_per_s(extra.get("n_train", 0), trained.get("epoch_seconds", [])),
-        optimizer_steps=optimizer_steps(learner.train_data.nsamples(), learner.batch_size,
-                                        trained["epochs_completed"]),
+        optimizer_steps=trained.get("optimizer_steps") or optimizer_steps(learner.train_data.nsamples(),
+                                                                          learner.batch_size,
+                                                                          trained["epochs_completed"]),
         history=trained["history"], inference_ms_per_text=timing["ms_per_text"],
         latency_p50_ms=timing["latency_p50_ms"], throughput_per_s=timing["throughput_per_s"],
         params=int(learner.model.count_params()), versions=package_versions(),

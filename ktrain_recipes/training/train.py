@@ -9,6 +9,7 @@ import os
 import random
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -131,56 +132,83 @@ def steady_examples_per_s(n_train: int, epoch_seconds: list[float]) -> float | N
 
 
 class Checkpoint:
-    """The best epoch so far of one run (``.OUT.checkpoint.h5``) and what it belongs to (``.json``).
+    """What an interrupted run needs to go on mid-schedule, kept beside ``out`` in ``.OUT.resume/``.
 
-    Only ``--resume`` of the same run uses it: ``identity`` holds what must match (the settings that change
-    the model: ``recipe.checkpoint_identity``, or distill's own).
+    - ``backup/``: the whole training state after every epoch (weights, optimizer state, the epoch), written by
+      Keras' ``BackupAndRestore``; a resumed ``fit`` restores it and starts at the next epoch;
+    - ``run.json``: what the run is (``identity``: the settings that must match for ``--resume``) and its record
+      (epochs completed, seconds, the per-epoch history and scores, the optimizer's step count at the start);
+    - ``best.h5``: the weights of the epoch with the lowest validation loss, restored on Ctrl-C.
+
+    The one-cycle position and the data order follow from the restored step count (``resumed_schedule``,
+    ``BucketedDataset.set_epoch``), so the first resumed step uses the learning rate the uninterrupted run would
+    have used. The folder is never a predictor; a finished run removes it (``clear``).
     """
 
     def __init__(self, out: Path, identity: dict):
-        self.weights = out.parent / f".{out.name}.checkpoint.h5"
-        self.info = out.parent / f".{out.name}.checkpoint.json"
+        self.folder = out.parent / f".{out.name}.resume"
+        self.backup, self.info, self.weights = self.folder / "backup", self.folder / "run.json", self.folder / "best.h5"
         self.identity = identity
+
+    def exists(self) -> bool:
+        return self.folder.exists()
 
     def start_fresh(self) -> dict:
         """Remove a checkpoint left by another run (saying so); return the new run's record."""
-        if self.weights.exists() or self.info.exists():
-            note(f"note: removed the checkpoint {self.weights.name} of an earlier run (no --resume given)")
+        if self.exists():
+            note(f"note: removed the checkpoint {self.folder.name} of an earlier run (no --resume given)")
             self.clear()
-        return self.empty_record()
+        self.folder.mkdir(parents=True)
+        record = self.empty_record()
+        self.write(record)
+        return record
 
     @staticmethod
     def empty_record() -> dict:
         """The record of a run that has trained nothing yet."""
-        return {"run_id": uuid.uuid4().hex, "epochs_completed": 0, "train_seconds": 0.0, "history": {}}
+        return {"run_id": uuid.uuid4().hex, "epochs_completed": 0, "train_seconds": 0.0, "history": {},
+                "per_epoch": []}
 
-    def resume(self, model) -> dict:
-        """Load the checkpoint's weights into ``model`` after checking it is this run's; return its record."""
-        if not self.weights.exists():
-            raise RecipesError(f"nothing to resume: no checkpoint {self.weights} (it exists after an "
-                               "interrupted run)")
+    def resume(self) -> dict:
+        """Check that the checkpoint is this run's and readable; return its record (``fit`` restores the state)."""
+        import tensorflow as tf
+
+        if not self.info.is_file():
+            raise RecipesError(f"nothing to resume: no checkpoint {self.folder} (a run that was cut off leaves one; "
+                               "train without --resume)")
         try:
             record = json.loads(self.info.read_text())
         except (OSError, json.JSONDecodeError):
-            raise RecipesError(f"the checkpoint {self.weights.name} has no readable record {self.info.name}: "
+            raise RecipesError(f"the checkpoint {self.folder.name} has no readable record {self.info.name}: "
                                "train again without --resume") from None
-        differs = [k for k, v in self.identity.items() if record.get("identity", {}).get(k) != v]
+        mine = record.get("identity", {})
+        differs = [f"{k} ({mine.get(k)!r} there, {v!r} now)" for k, v in self.identity.items() if mine.get(k) != v]
         if differs:
-            raise RecipesError(f"the checkpoint {self.weights.name} is from a run with other {', '.join(differs)}:"
-                               " resume with the same settings, or train again without --resume")
-        try:
-            model.load_weights(str(self.weights))
-        except Exception:  # h5py raises OSError/KeyError/ValueError for truncated or foreign files
-            raise RecipesError(f"the checkpoint {self.weights} is truncated or unreadable: train again without "
-                               "--resume") from None
+            raise RecipesError(f"the checkpoint {self.folder.name} is from a run with other settings: "
+                               f"{'; '.join(differs)}. Resume with that run's settings, or train again without "
+                               "--resume")
+        latest = tf.train.latest_checkpoint(str(self.backup / "chief")) or tf.train.latest_checkpoint(str(self.backup))
+        if record.get("epochs_completed") and latest is None:
+            raise RecipesError(f"the checkpoint {self.folder} has no saved training state: train again without "
+                               "--resume")
+        if latest is not None:
+            try:
+                tf.train.load_checkpoint(latest)
+            except Exception:  # tf raises DataLossError/NotFoundError/OpError for truncated or foreign files
+                raise RecipesError(f"the checkpoint {self.folder} is truncated or unreadable: train again without "
+                                   "--resume") from None
         return record
 
-    def best_epoch(self):
-        """A Keras callback that keeps the weights of the epoch with the lowest validation loss."""
+    def callbacks(self, record: dict) -> list:
+        """The Keras callbacks that keep the checkpoint: the whole state after every epoch, and the best epoch."""
         import tensorflow as tf
 
-        return tf.keras.callbacks.ModelCheckpoint(str(self.weights), monitor="val_loss", save_best_only=True,
+        best = tf.keras.callbacks.ModelCheckpoint(str(self.weights), monitor="val_loss", save_best_only=True,
                                                   save_weights_only=True)
+        losses = record["history"].get("val_loss")
+        if losses:  # a resumed run keeps the best epoch of its earlier legs
+            best.best = min(losses)
+        return [tf.keras.callbacks.BackupAndRestore(str(self.backup), delete_checkpoint=False), best]
 
     def write(self, record: dict) -> None:
         tmp = self.info.with_name(self.info.name + ".partial")
@@ -188,8 +216,60 @@ class Checkpoint:
         os.replace(tmp, self.info)
 
     def clear(self) -> None:
-        self.weights.unlink(missing_ok=True)
-        self.info.unlink(missing_ok=True)
+        import shutil
+
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _resume_callback(checkpoint: Checkpoint | None, record: dict, steps_per_epoch: int, dataset):
+    """A callback that, once ``BackupAndRestore`` has restored the state, reads how far the run got: it records
+    the optimizer's step count at the run's very start, sets the data order's epoch, and drops any record of an
+    epoch whose state was not saved."""
+    import tensorflow as tf
+
+    class Resume(tf.keras.callbacks.Callback):
+        steps_done = 0
+
+        def on_train_begin(self, logs=None):
+            now = int(self.model.optimizer.iterations.numpy())
+            record.setdefault("start_iterations", now)
+            self.steps_done = now - record["start_iterations"]
+            epochs = self.steps_done // steps_per_epoch
+            if epochs < record["epochs_completed"]:  # cut off between the record and the state: the state wins
+                record["epochs_completed"] = epochs
+                for values in [*record["history"].values(), record["per_epoch"]]:
+                    del values[epochs:]  # in place: the callbacks that append to them hold these lists
+            if hasattr(dataset, "set_epoch"):
+                dataset.set_epoch(epochs)
+            if checkpoint:
+                checkpoint.write(record)
+
+    return Resume()
+
+
+@contextmanager
+def resumed_schedule(resume):
+    """While training: ktrain's one-cycle callback starts at the step the run had reached (``resume.steps_done``).
+
+    ktrain's ``fit_onecycle`` makes its own ``CyclicLR``, whose step count is not saved; this replays its
+    per-step update up to that step (learning rate, momentum, the annihilation phase), so the first resumed
+    step gets the rate and momentum an uninterrupted run would have had.
+    """
+    from ktrain.lroptimize import triangular
+
+    original = triangular.CyclicLR
+
+    class ResumedCyclicLR(original):
+        def on_train_begin(self, logs=None):
+            for _ in range(resume.steps_done):
+                self.on_batch_end(None)
+            super().on_train_begin(logs)
+
+    triangular.CyclicLR = ResumedCyclicLR
+    try:
+        yield
+    finally:
+        triangular.CyclicLR = original
 
 
 def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint | None = None,
@@ -198,10 +278,12 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
     """Call ``learner.fit_onecycle(lr, epochs)``, adding what a long run needs; return the run's record.
 
     Adds: the few-updates note, per-epoch timing, a stop on a NaN loss, a clear message when memory runs
-    out, and with ``checkpoint`` the best epoch's weights, so that Ctrl-C restores them instead of losing
-    the run. With ``average_last`` N > 1 the model ends with the average of its weights at the end of the
-    last N epochs (``weight_average``). The record (``epochs_completed``, ``train_seconds``, ``history``,
-    ``epoch_seconds``, ``interrupted``, ``averaged_epochs``) counts earlier legs of a resumed run too.
+    out, and with ``checkpoint`` the whole training state after every epoch (a run cut off, even by
+    ``kill -9``, goes on mid-schedule from its last epoch when called again with the checkpoint's record) and
+    the best epoch's weights, which Ctrl-C restores. With ``average_last`` N > 1 the model ends with the
+    average of its weights at the end of the last N epochs (``weight_average``). The record
+    (``epochs_completed``, ``train_seconds``, ``history``, ``epoch_seconds``, ``interrupted``,
+    ``averaged_epochs``, ``optimizer_steps``) counts earlier legs of a resumed run too.
     """
     import tensorflow as tf
 
@@ -210,13 +292,19 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
         note(few)
     timer = epoch_timer(record, after_epoch=checkpoint.write if checkpoint else None)
     record = timer.record
+    record.setdefault("per_epoch", [])
     average = weight_average(average_last, epochs)
-    # the best epoch's weights are on disk before the record that counts that epoch is written
-    callbacks = list(callbacks or []) + ([checkpoint.best_epoch()] if checkpoint else []) + \
-        [timer, average, tf.keras.callbacks.TerminateOnNaN()]
+    steps_per_epoch = math.ceil(learner.train_data.nsamples() / learner.batch_size)
+    resume = _resume_callback(checkpoint, record, steps_per_epoch, learner.train_data)
+    # order matters: the state is restored (BackupAndRestore) before Resume reads it, and each epoch's record
+    # is written (timer) before its state is saved, so a cut between the two leaves the record ahead, which
+    # Resume trims, never behind
+    callbacks = list(callbacks or []) + [timer] + (checkpoint.callbacks(record) if checkpoint else []) + \
+        [resume, average, tf.keras.callbacks.TerminateOnNaN()]
     start, interrupted = time.perf_counter(), False
     try:
-        learner.fit_onecycle(lr, epochs, callbacks=callbacks, class_weight=class_weight)
+        with resumed_schedule(resume):
+            learner.fit_onecycle(lr, epochs, callbacks=callbacks, class_weight=class_weight)
     except tf.errors.ResourceExhaustedError:
         size = learner.batch_size
         raise RecipesError(f"out of memory at batch size {size}: try --batch-size {max(1, size // 2)} "
@@ -226,12 +314,14 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
             raise  # no epoch finished: nothing worth keeping
         learner.model.load_weights(str(checkpoint.weights))
         interrupted = True
-        note(f"\ninterrupted: restored the best epoch so far (kept in {checkpoint.weights}; --resume goes on)")
+        note(f"\ninterrupted: restored the best epoch so far; --resume goes on from the last finished epoch "
+             f"(kept in {checkpoint.folder})")
     losses = learner.model.history.history.get("loss", []) if learner.model.history else []
     if any(not math.isfinite(v) for v in losses):
         raise RecipesError(f"training diverged (the loss became NaN at lr {lr}): try a lower --lr; nothing "
                            "was saved")
     record["train_seconds"] += time.perf_counter() - start
+    record["optimizer_steps"] = int(learner.model.optimizer.iterations.numpy()) - record.get("start_iterations", 0)
     if checkpoint:
         checkpoint.write(record)
     averaged = 0 if interrupted or average_last < 2 else average.apply(learner.model)

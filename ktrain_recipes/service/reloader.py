@@ -3,12 +3,12 @@
 import asyncio
 import logging
 
-from ktrain_recipes.inference.batcher import MicroBatcher
-from ktrain_recipes.inference.service_model import load_model
-from ktrain_recipes.inference.service_settings import ServiceSettings
+from ktrain_recipes.service.batcher import MicroBatcher
+from ktrain_recipes.service.model import load_model
+from ktrain_recipes.service.settings import ServiceSettings
 from ktrain_recipes.predictor.manifest import manifest_digest
 
-log = logging.getLogger("ktrain_recipes.inference.service")
+log = logging.getLogger("ktrain_recipes.service.app")
 
 
 class Reloader:

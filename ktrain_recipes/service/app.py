@@ -14,7 +14,7 @@ What ktrain's FAQ Flask app lacks, and this adds:
 * operations: liveness apart from readiness (not ready while draining), Prometheus metrics, an optional API key
   and CORS allow-list, ``X-Request-ID``, ``x-queue-time-ms`` and ``x-inference-time-ms`` headers, HEAD wherever
   GET works, and on SIGTERM a drain of the requests in flight (``drain_s``);
-* bounds on each connection (``http_protocol``): header size and count (431), time to send the headers and the
+* bounds on each connection (``service.protocol``): header size and count (431), time to send the headers and the
   body (408), and a refused body drained so that the client reads its 413;
 * every error is JSON with one line (``{"error": "..."}``): 4xx for what a client sent, never a plain-text page.
 """
@@ -28,11 +28,11 @@ from typing import Any
 
 from ktrain_recipes import compat  # noqa: F401
 from ktrain_recipes.errors import RecipesError, note
-from ktrain_recipes.inference.batcher import DeadlineExceeded, MicroBatcher, ModelCallFailed, QueueFull
-from ktrain_recipes.inference.reloader import Reloader
-from ktrain_recipes.inference.service_model import LoadedModel, load_model
-from ktrain_recipes.inference.service_settings import ServiceSettings
-from ktrain_recipes.inference.service_metrics import ServiceMetrics
+from ktrain_recipes.service.batcher import DeadlineExceeded, MicroBatcher, ModelCallFailed, QueueFull
+from ktrain_recipes.service.reloader import Reloader
+from ktrain_recipes.service.model import LoadedModel, load_model
+from ktrain_recipes.service.settings import ServiceSettings
+from ktrain_recipes.service.metrics import ServiceMetrics
 from ktrain_recipes.inference.text_rules import problem
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -49,7 +49,7 @@ def create_app(settings: ServiceSettings, model: LoadedModel | None = None, requ
     behind a proxy that sets X-Request-ID itself)."""
     from fastapi import FastAPI
 
-    from ktrain_recipes.inference.service_guard import Guard
+    from ktrain_recipes.service.guard import Guard
     from ktrain_recipes.versions import __version__
 
     model = model or load_model(settings.predictor, settings.backend, settings.threads)
@@ -119,7 +119,7 @@ def _add_error_handling(app) -> None:
 
     @app.exception_handler(Exception)
     async def failure(request: Request, exc: Exception):
-        logging.getLogger("ktrain_recipes.inference.service").warning(
+        logging.getLogger("ktrain_recipes.service.app").warning(
             "%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, str(exc)[:200])
         return _error(500, f"the server failed ({type(exc).__name__}); the request may be retried")
 
@@ -151,7 +151,7 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
     from fastapi import Response
     from fastapi.responses import HTMLResponse
 
-    from ktrain_recipes.inference.service_schemas import ERRORS, PredictResponse, predict_request
+    from ktrain_recipes.service.schemas import ERRORS, PredictResponse, predict_request
     from ktrain_recipes.versions import package_versions
 
     PredictRequest = predict_request(settings.max_batch)
@@ -200,7 +200,7 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
                            "max_queue": settings.max_queue, "max_concurrent": settings.max_concurrent,
                            "timeout_ms": settings.timeout_ms}}
 
-    page = resources.files("ktrain_recipes.inference").joinpath("page.html").read_text(encoding="utf-8")
+    page = resources.files("ktrain_recipes.service").joinpath("page.html").read_text(encoding="utf-8")
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     async def index() -> str:
@@ -225,7 +225,7 @@ def _add_docs(app) -> None:
 
 
 def _add_operations(app, batcher: MicroBatcher, reloader: Reloader, metrics: ServiceMetrics) -> None:
-    """Liveness, readiness (503 while draining) and Prometheus metrics (HEAD: see ``service_guard``)."""
+    """Liveness, readiness (503 while draining) and Prometheus metrics (HEAD: see ``service.guard``)."""
     from fastapi import Response
 
     busy = {"Retry-After": "1"}
@@ -288,7 +288,7 @@ def serve(settings: ServiceSettings, host: str = "127.0.0.1", port: int = 8000) 
     not-ready, answer what is in flight (up to ``settings.drain_s``) and exit."""
     import uvicorn
 
-    from ktrain_recipes.inference.http_protocol import ConnectionLimits, limited_protocol
+    from ktrain_recipes.service.protocol import ConnectionLimits, limited_protocol
 
     sock = bind(host, port)
     if host not in LOCAL_HOSTS and not settings.api_key():

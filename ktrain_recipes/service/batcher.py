@@ -14,9 +14,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from ktrain_recipes.inference.service_model import LoadedModel
+from ktrain_recipes.service.model import LoadedModel
 
-log = logging.getLogger("ktrain_recipes.inference.service")
+log = logging.getLogger("ktrain_recipes.service.app")
 
 
 class QueueFull(Exception):

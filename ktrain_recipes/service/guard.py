@@ -63,7 +63,7 @@ class Guard:
             await send(message)
 
         async def too_large(sender):
-            # no "connection: close": the server reads and drops the rest of the body (bounded, see http_protocol),
+            # no "connection: close": the server reads and drops the rest of the body (bounded, see service.protocol),
             # so that a client that sends the whole body before reading gets this answer, not a broken pipe
             await send_json(sender, 413, f"the request body is over {self.max_body} bytes: send fewer or shorter "
                             "texts per request")

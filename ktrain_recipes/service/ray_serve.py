@@ -20,7 +20,7 @@ import threading
 import time
 
 from ktrain_recipes.errors import RecipesError, note
-from ktrain_recipes.inference.service_settings import ServiceSettings
+from ktrain_recipes.service.settings import ServiceSettings
 
 APP_NAME = "ktrain_recipes"
 
@@ -30,7 +30,7 @@ def build_deployment(settings: ServiceSettings):
     from ray import serve
 
     def build_app():  # runs in each replica: the model is loaded there
-        from ktrain_recipes.inference.service import create_app
+        from ktrain_recipes.service.app import create_app
 
         return create_app(settings, request_ids=False)  # Ray's proxy echoes or makes X-Request-ID
 
@@ -51,8 +51,8 @@ def serve_with_ray(settings: ServiceSettings, host: str, port: int) -> None:
     from ray import serve
 
     from ktrain_recipes.inference.ray_scoring import check_address
-    from ktrain_recipes.inference.service import bind
-    from ktrain_recipes.inference.service_model import load_model
+    from ktrain_recipes.service.app import bind
+    from ktrain_recipes.service.model import load_model
 
     check_address(settings.ray_address)
     bind(host, port).close()  # a port in use or out of range, a foreign host: one line, before Ray starts

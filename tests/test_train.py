@@ -1,0 +1,99 @@
+"""A run cut off by ``kill -9`` goes on mid-schedule with ``--resume``: the same weight updates, the same learning
+rates, the same data order, and the figures of the run that was never cut."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+# Run the CLI with two test hooks: every training step's learning rate appended to $LR_LOG, and with $KILL_AT
+# ("EPOCH:BATCH", 0-based) a SIGKILL after that batch, as a lost runtime would stop the process.
+SCRIPT = """
+import json, os, signal, sys
+import tensorflow as tf
+from ktrain_recipes import cli
+from ktrain_recipes.training import recipe
+
+fit = recipe.fit_with_checkpoint
+
+
+class Hooks(tf.keras.callbacks.Callback):
+    epoch = 0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch = epoch
+
+    def on_train_batch_begin(self, batch, logs=None):
+        with open(os.environ["LR_LOG"], "a") as f:
+            f.write(json.dumps([self.epoch, batch, float(tf.keras.backend.get_value(self.model.optimizer.lr)),
+                                float(tf.keras.backend.get_value(self.model.optimizer.beta_1))]) + "\\n")
+
+    def on_train_batch_end(self, batch, logs=None):
+        if os.environ.get("KILL_AT") == f"{self.epoch}:{batch}":
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def hooked(*args, callbacks=None, **kwargs):
+    return fit(*args, callbacks=(callbacks or []) + [Hooks()], **kwargs)
+
+
+recipe.fit_with_checkpoint = hooked
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def train(args, lr_log, kill_at=None):
+    import os
+
+    env = {**os.environ, "LR_LOG": str(lr_log), **({"KILL_AT": kill_at} if kill_at else {})}
+    return subprocess.run([sys.executable, "-c", SCRIPT, "train", *args], env=env, capture_output=True, text=True)
+
+
+def steps(lr_log):
+    return [json.loads(line) for line in lr_log.read_text().splitlines()]
+
+
+@pytest.mark.slow
+def test_a_run_killed_in_epoch_2_resumes_mid_schedule_as_if_never_cut(tiny_models, small_data, tmp_path):
+    common = ["--model", tiny_models["bert"], "--data", str(small_data), "--epochs", "3", "--batch-size", "16",
+              "--lr", "1e-3", "--seed", "11"]
+    whole = train(common + ["--out", str(tmp_path / "whole")], tmp_path / "whole.lr")
+    assert whole.returncode == 0, whole.stderr[-2000:]
+
+    out = ["--out", str(tmp_path / "cut")]
+    cut = train(common + out, tmp_path / "cut.lr", kill_at="1:4")
+    assert cut.returncode == -9  # killed, as a lost runtime is: no handler ran
+    assert not (tmp_path / "cut").exists() and (tmp_path / ".cut.resume" / "run.json").is_file()
+    before = steps(tmp_path / "cut.lr")
+    resumed = train(common + out + ["--resume"], tmp_path / "resumed.lr")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert "resuming after 1 of 3 epoch(s)" in resumed.stderr
+
+    reference, after = steps(tmp_path / "whole.lr"), steps(tmp_path / "resumed.lr")
+    per_epoch = len(reference) // 3
+    assert before[-1][:2] == [1, 4] and len(before) == per_epoch + 5
+    # the resumed leg starts at epoch 2's first step, with the rate and momentum the whole run used there
+    assert [s[:2] for s in after] == [s[:2] for s in reference[per_epoch:]]
+    assert after[0][2:] == pytest.approx(reference[per_epoch][2:], rel=1e-6)
+    assert [v for s in after for v in s[2:]] == pytest.approx([v for s in reference[per_epoch:] for v in s[2:]],
+                                                              rel=1e-6)
+
+    a, b = (json.loads((tmp_path / name / "metrics.json").read_text()) for name in ("whole", "cut"))
+    assert a["optimizer_steps"] == b["optimizer_steps"] == len(reference)
+    assert b["epochs_completed"] == 3 and len(b["history"]["loss"]) == 3
+    assert abs(a["accuracy"] - b["accuracy"]) <= 0.005, (a["accuracy"], b["accuracy"])
+    assert not (tmp_path / ".cut.resume").exists()  # a finished run removes its checkpoint
+
+
+def test_the_data_order_depends_on_the_epoch_only(tiny_models, small_data):
+    import ktrain_recipes as kr
+    from conftest import build_learner
+
+    ds = kr.load_emotion(small_data)
+    _, learner = build_learner(tiny_models["bert"], ds, 16, seed=3)
+    data = learner.train_data
+    orders = [[b.tolist() for b in data.batch_indices(train=True)] for _ in range(3)]
+    data.set_epoch(1)
+    assert [b.tolist() for b in data.batch_indices(train=True)] == orders[1]
+    assert orders[0] != orders[1]
