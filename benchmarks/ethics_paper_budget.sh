@@ -2,7 +2,8 @@
 # ETHICS at the paper's budget (4 epochs), chosen on grouped validation: MiniLM on justice, deontology, virtue
 # and utilitarianism at lr 3e-5 and 5e-5, batch 16, weight decay 0.01, seed 42. Every epoch is scored on
 # validation (and its test figure recorded); benchmarks/ethics_table.py keeps the epoch and rate validation
-# picks. A run whose JSON exists is skipped, so an interrupted series resumes where it stopped.
+# picks. A run whose JSON exists is skipped, and a run that was cut off goes on from its last finished epoch
+# (--resume), so an interrupted series goes on where it stopped.
 #
 #   ETHICS_DATA=/path/to/ethics bash benchmarks/ethics_paper_budget.sh [RESULTS_DIR] [WORK_DIR]
 set -euo pipefail
@@ -17,9 +18,11 @@ for task in ${TASKS:-deontology virtue justice utilitarianism}; do
     json="$results/$task-lr$lr.json"
     if [ -f "$json" ]; then echo "skip $json (done)"; continue; fi
     echo "$(date -u +%FT%TZ) start $task lr $lr"
-    "$python" -m ktrain_recipes ethics --task "$task" --data "$ETHICS_DATA" --model minilm --batch-size 16 \
-      --lr "$lr" --epochs 4 --weight-decay 0.01 --class-weight none --seed 42 \
-      --out "$work/$task-lr$lr" --overwrite --json "$json.partial"
+    out="$work/$task-lr$lr"
+    again="--overwrite"; [ -d "$work/.$task-lr$lr.resume" ] && again="--resume"
+    "$python" -m ktrain_recipes ethics --task "$task" --data "$ETHICS_DATA" --model "${MODEL:-minilm}" \
+      --batch-size 16 --lr "$lr" --epochs "${EPOCHS:-4}" --weight-decay 0.01 --class-weight none --seed 42 \
+      --out "$out" "$again" --json "$json.partial"
     mv "$json.partial" "$json"
     echo "$(date -u +%FT%TZ) done $task lr $lr"
   done

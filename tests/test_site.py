@@ -12,7 +12,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    """Stage and build the site as `make docs` does, into a temporary folder."""
+    """The site `make docs` built (``$KTRAIN_RECIPES_SITE``, set by `make test`, which builds it once, strict),
+    else the site staged and built as `make docs` does, into a temporary folder."""
+    built = os.environ.get("KTRAIN_RECIPES_SITE")
+    if built:
+        if not (Path(built) / "index.html").is_file():
+            pytest.fail(f"KTRAIN_RECIPES_SITE={built} holds no built site: run `make docs` first")
+        return Path(built)
     work = tmp_path_factory.mktemp("site")
     subprocess.run([sys.executable, str(ROOT / "scripts" / "stage_docs.py"), str(work / "src")], check=True)
     config = (ROOT / "mkdocs.yml").read_text().replace("docs_dir: build/site-src", f"docs_dir: {work / 'src'}") \

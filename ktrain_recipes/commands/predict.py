@@ -2,6 +2,7 @@
 
 import sys
 
+from ktrain_recipes.batch_policy import STREAM_CHUNK
 from ktrain_recipes.commands.flags import add_loading_flags
 from ktrain_recipes.errors import RecipesError
 
@@ -13,7 +14,7 @@ def add_arguments(p) -> None:
     p.add_argument("texts", nargs="*", metavar="TEXT", help="texts to classify")
     p.add_argument("--input", help="a file to classify, read in chunks: .txt (one text per line), or .csv, .jsonl or "
                                    ".parquet with a text column")
-    p.add_argument("--chunk-size", type=int, default=10_000, help="texts read, classified and written at a time")
+    p.add_argument("--chunk-size", type=int, default=STREAM_CHUNK, help="texts read, classified and written at a time")
     p.add_argument("--engine", default="local", choices=["local", "ray"],
                    help="local: this process; ray: Ray Data, the int8 model in an actor pool (see README)")
     p.add_argument("--ray-address", help="a Ray cluster's address (default: a local Ray on this machine's CPUs)")

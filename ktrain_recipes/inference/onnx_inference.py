@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ktrain_recipes import compat  # noqa: F401
+from ktrain_recipes.batch_policy import MODEL_BATCH
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.predictor.loading import load_checked_predictor, load_consistent
 from ktrain_recipes.predictor.manifest import DERIVED, ONNX_FP32, ONNX_INT8, check_derived, read_manifest, sha256_file
@@ -101,7 +102,7 @@ class OnnxPredictor:
     ``predict``/``get_classes``.
     """
 
-    def __init__(self, folder: str | os.PathLike, int8: bool = True, batch_size: int = 64, strict: bool = False,
+    def __init__(self, folder: str | os.PathLike, int8: bool = True, batch_size: int = MODEL_BATCH, strict: bool = False,
                  threads: int | None = None):
         self.folder, self.int8, self.batch_size, self.threads = Path(folder), int8, batch_size, threads
         load_consistent(self.folder, self._load, strict)
@@ -186,11 +187,11 @@ def identity(folder: Path, manifest: dict, backend: str) -> dict:
 
 
 def load_int8_predictor(folder: str | os.PathLike, int8: bool = True, strict: bool = False,
-                        threads: int | None = None) -> OnnxPredictor:
+                        threads: int | None = None, batch_size: int = MODEL_BATCH) -> OnnxPredictor:
     """Load the int8 ONNX copy (or with ``int8=False`` the fp32 one) of a saved predictor.
 
     ``threads``: onnxruntime's intra-op threads, without spinning (default: its own choice, all cores).
     """
-    return OnnxPredictor(folder, int8=int8, strict=strict, threads=threads)
+    return OnnxPredictor(folder, int8=int8, strict=strict, threads=threads, batch_size=batch_size)
 
 

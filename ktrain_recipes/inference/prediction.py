@@ -7,6 +7,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ktrain_recipes.batch_policy import CLASSIFY_CHUNK
 from ktrain_recipes.errors import RecipesError, note
 from ktrain_recipes.data.tokens import token_lengths
 from ktrain_recipes.inference.text_rules import check_texts, cut
@@ -46,7 +47,7 @@ def as_classifier(predictor) -> Classifier:
     return predictor if isinstance(predictor, Classifier) else KtrainClassifier(predictor)
 
 
-def classify(predictor, texts, proba: bool = False, chunk: int = 256):
+def classify(predictor, texts, proba: bool = False, chunk: int = CLASSIFY_CHUNK):
     """Return labels (or, with ``proba``, a texts x labels probability array) for texts or text pairs.
 
     ``predictor``: a ``Classifier`` (the int8 path) or a ktrain predictor. What this adds to ktrain's

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ktrain_recipes.batch_policy import STREAM_CHUNK
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.network import connection_error, split_address
 from ktrain_recipes.config import check_limit
@@ -92,7 +93,7 @@ def _read(path: Path):
 
 def predict_with_ray(folder: str | os.PathLike, path: str | os.PathLike, output: str, fmt: str = "csv",
                      proba: bool = True, pair_column: str | None = None, address: str | None = None,
-                     num_cpus: int | None = None, actors: int | None = None, chunk_size: int = 10_000) -> int:
+                     num_cpus: int | None = None, actors: int | None = None, chunk_size: int = STREAM_CHUNK) -> int:
     """Classify a file with Ray Data and write the predictions to ``output`` in input order; return the count.
 
     Args:

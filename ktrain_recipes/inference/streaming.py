@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Iterator
 
 
+from ktrain_recipes.batch_policy import STREAM_CHUNK
 from ktrain_recipes.config import check_limit
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.inference.output import output_format
@@ -54,7 +55,7 @@ def count_rows(path: Path) -> int | None:
 
 
 def read_chunks(path: str | os.PathLike, encoding: str = "utf-8", pair_column: str | None = None,
-                chunk_size: int = 10_000) -> Iterator:
+                chunk_size: int = STREAM_CHUNK) -> Iterator:
     """Yield the input as pandas DataFrames of at most ``chunk_size`` rows, each with a ``text`` column."""
     import pandas as pd
 
@@ -192,7 +193,7 @@ def texts_of(chunk, pair_column: str | None) -> list:
 
 def predict_file(predictor, path: str | os.PathLike, output: str | None = None, fmt: str = "text",
                  proba: bool = False, encoding: str = "utf-8", pair_column: str | None = None,
-                 chunk_size: int = 10_000, progress: bool = True) -> int:
+                 chunk_size: int = STREAM_CHUNK, progress: bool = True) -> int:
     """Classify every text of a file, chunk by chunk, writing as it goes; return the number of texts.
 
     Memory holds one chunk at a time. A bad row is reported with its row number; the partial output is removed.

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Callable, TypeVar
 
+from ktrain_recipes.batch_policy import KTRAIN_BATCH
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.predictor.manifest import manifest_digest, read_manifest
 from ktrain_recipes.predictor.swaps import swap_in_progress
@@ -139,7 +140,7 @@ def _largest_token_id(folder: Path) -> int | None:
     return max(ids) if ids else None
 
 
-def load_checked_predictor(folder: str | os.PathLike, batch_size: int = 32, strict: bool = False,
+def load_checked_predictor(folder: str | os.PathLike, batch_size: int = KTRAIN_BATCH, strict: bool = False,
                            unpickle_preproc: bool = False):
     """Load a saved predictor as a ktrain ``TextPredictor``, checked against its manifest, without its pickle.
 
@@ -156,7 +157,7 @@ def load_checked_predictor(folder: str | os.PathLike, batch_size: int = 32, stri
     return load_consistent(folder, load, strict)
 
 
-def predictor_from(folder: Path, manifest: dict, batch_size: int = 32, unpickle_preproc: bool = False):
+def predictor_from(folder: Path, manifest: dict, batch_size: int = KTRAIN_BATCH, unpickle_preproc: bool = False):
     """The ktrain predictor of a folder whose manifest was just checked (inside ``load_consistent``, whose
     caller may load more from the same save without checking the folder again)."""
     refuse_ranker(folder, manifest)

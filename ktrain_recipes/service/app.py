@@ -52,7 +52,7 @@ def create_app(settings: ServiceSettings, model: LoadedModel | None = None, requ
     from ktrain_recipes.service.guard import Guard
     from ktrain_recipes.versions import __version__
 
-    model = model or load_model(settings.predictor, settings.backend, settings.threads)
+    model = model or load_model(settings.predictor, settings.backend, settings.threads, settings.max_batch)
     metrics = ServiceMetrics()
     metrics.serve(model.identity)
     batcher = MicroBatcher(model, settings.max_batch, settings.max_wait_ms, settings.max_queue,
@@ -295,7 +295,7 @@ def serve(settings: ServiceSettings, host: str = "127.0.0.1", port: int = 8000) 
         note(f"warning: listening on {host} without an API key: anyone who can reach the port can use it "
              "(--api-key-file, or a proxy that authenticates)")
     start = time.perf_counter()
-    model = load_model(settings.predictor, settings.backend, settings.threads)
+    model = load_model(settings.predictor, settings.backend, settings.threads, settings.max_batch)
     app = create_app(settings, model)
     port = sock.getsockname()[1]
     note(f"serving '{settings.predictor}' ({model.identity['backend']}, labels {', '.join(model.classifier.classes)}"

@@ -96,6 +96,9 @@ class MicroBatcher:
             if item.model is not first.model:  # validated against another model (a swap): its own batch
                 self._carry.append(item)
                 break
+            if size + len(item.texts) > self.max_batch:  # no room: first in the next batch, never past the limit
+                self._carry.insert(0, item)
+                break
             batch.append(item)
             size += len(item.texts)
         now = loop.time()

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ktrain_recipes.batch_policy import MODEL_BATCH
 from ktrain_recipes.errors import RecipesError, note
 from ktrain_recipes.inference.prediction import as_classifier
 from ktrain_recipes.predictor.manifest import ONNX_INT8, listed_files, read_metrics
@@ -20,13 +21,15 @@ class LoadedModel:
     metrics: dict
 
 
-def load_model(folder: str | Path, backend: str = "auto", threads: int | None = None) -> LoadedModel:
+def load_model(folder: str | Path, backend: str = "auto", threads: int | None = None,
+               batch_size: int = MODEL_BATCH) -> LoadedModel:
     """Load a saved predictor for serving: the int8 ONNX copy (``int8``), ktrain's (``ktrain``), or with
-    ``auto`` the int8 copy when the folder lists one."""
+    ``auto`` the int8 copy when the folder lists one. ``batch_size``: texts per model call (the service's
+    ``--max-batch``), so that each batch the service forms is one call."""
     folder = Path(folder)
     if backend == "auto" and ONNX_INT8 in listed_files(folder):  # the load checks the hashes, once
         try:
-            return load_model(folder, "int8", threads)
+            return load_model(folder, "int8", threads, batch_size)
         except RecipesError as exc:  # a damaged ONNX file disables only the int8 path
             note(f"warning: serving with ktrain's predictor: the int8 model cannot be used ({exc})")
             backend = "ktrain"
@@ -35,14 +38,15 @@ def load_model(folder: str | Path, backend: str = "auto", threads: int | None = 
     if backend == "int8":
         from ktrain_recipes.inference.onnx_inference import load_int8_predictor
 
-        model = load_int8_predictor(folder, threads=threads)
+        model = load_int8_predictor(folder, threads=threads, batch_size=batch_size)
         identity, pairs = model.identity, model.pairs
     else:
         from ktrain_recipes.inference.onnx_inference import identity as make_identity
         from ktrain_recipes.predictor.loading import load_consistent, predictor_from
 
         def load(folder: Path, manifest: dict):  # the folder is checked once, by this load_consistent
-            return predictor_from(folder, manifest), make_identity(folder, manifest, "ktrain"), manifest.get("pairs")
+            return (predictor_from(folder, manifest, batch_size), make_identity(folder, manifest, "ktrain"),
+                    manifest.get("pairs"))
 
         predictor, identity, pairs = load_consistent(folder, load)
         model = as_classifier(predictor)

@@ -43,7 +43,7 @@ class Reloader:
                 continue
             try:
                 model = await loop.run_in_executor(None, load_model, self.settings.predictor, self.settings.backend,
-                                                   self.settings.threads)
+                                                   self.settings.threads, self.settings.max_batch)
             except Exception as exc:  # noqa: BLE001  (a bad save must never stop the service)
                 self.backoff = self.backoff * 2 if digest == self.failed_digest else self.FIRST_BACKOFF_S
                 self.backoff = min(self.backoff, self.MAX_BACKOFF_S)

@@ -4,6 +4,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ktrain_recipes.batch_policy import MODEL_BATCH
 from ktrain_recipes.errors import RecipesError
 
 BACKENDS = ("auto", "int8", "ktrain")
@@ -18,7 +19,7 @@ class ServiceSettings:
     backend: str = field(default="auto", metadata={"help": "int8: the exported int8 ONNX model (no TensorFlow, no "
                                                    "pickle); ktrain: ktrain's predictor; auto: int8 when the "
                                                    "folder has it"})
-    max_batch: int = field(default=64, metadata={"help": "most texts in one request, and in one model call"})
+    max_batch: int = field(default=MODEL_BATCH, metadata={"help": "most texts in one request, and in one model call"})
     max_wait_ms: float = field(default=0.0, metadata={"help": "how long a batch waits for more requests when the "
                                                       "model is idle (while it is busy, requests gather anyway)"})
     threads: int = field(default=max(1, (os.cpu_count() or 2) - 1),

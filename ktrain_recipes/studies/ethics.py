@@ -76,6 +76,7 @@ def _run_classification(task: Task, config: RecipeConfig, split: str) -> dict:
     return {**result, "n_train": metrics["n_train"], "epochs": metrics["settings"]["epochs"],
             "val_accuracy": metrics["accuracy"], "chosen": chosen_epoch(curve, "val_exact_match"),
             "val_per_epoch": curve, "train_seconds": metrics["train_seconds"],
+            "segment_ids": bool(predictor.preproc.use_token_type_ids),  # pairs marked as two segments (segments.py)
             "settings": {k: metrics["settings"][k] for k in ("lr", "batch_size", "epochs", "weight_decay",
                                                               "average_last", "class_weight", "seed")}}
 

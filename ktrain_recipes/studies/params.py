@@ -30,6 +30,8 @@ CONFIGS = {
                                     num_attention_heads=12, intermediate_size=1200)),
     "minilm": ("BertConfig", dict(vocab_size=30522, hidden_size=384, num_hidden_layers=6,
                                   num_attention_heads=12, intermediate_size=1536)),
+    "mpnet": ("MPNetConfig", dict(vocab_size=30527, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                                  intermediate_size=3072, max_position_embeddings=514)),
 }
 BYTES = {"fp32": 4, "fp16": 2, "int8": 1}
 
