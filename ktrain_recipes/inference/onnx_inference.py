@@ -102,8 +102,8 @@ class OnnxPredictor:
     ``predict``/``get_classes``.
     """
 
-    def __init__(self, folder: str | os.PathLike, int8: bool = True, batch_size: int = MODEL_BATCH, strict: bool = False,
-                 threads: int | None = None):
+    def __init__(self, folder: str | os.PathLike, int8: bool = True, batch_size: int = MODEL_BATCH,
+                 strict: bool = False, threads: int | None = None):
         self.folder, self.int8, self.batch_size, self.threads = Path(folder), int8, batch_size, threads
         load_consistent(self.folder, self._load, strict)
 

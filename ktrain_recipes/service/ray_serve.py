@@ -57,7 +57,8 @@ def serve_with_ray(settings: ServiceSettings, host: str, port: int) -> None:
     check_address(settings.ray_address)
     bind(host, port).close()  # a port in use or out of range, a foreign host: one line, before Ray starts
     start = time.perf_counter()
-    model = load_model(settings.predictor, settings.backend, settings.threads, settings.max_batch)  # refuse a bad folder here, once
+    # refuse a bad folder here, once
+    model = load_model(settings.predictor, settings.backend, settings.threads, settings.max_batch)
     if not settings.ray_address:
         import os
 
