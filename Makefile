@@ -1,4 +1,4 @@
-# `make demo` and `make test` set everything up on a fresh machine (see README); `make lint` and `make notebooks`
+# `make demo` and `make test` set everything up on a fresh machine (see README.md, "On your own machine"); `make lint` and `make notebooks`
 # are for editing. Everything runs inside .venv.
 PYTHON ?= python3
 VENV := .venv

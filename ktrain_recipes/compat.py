@@ -1,6 +1,7 @@
 """Version shims that the pins alone cannot fix. `import ktrain_recipes` runs this module before anything else.
 
-Why each shim exists (measured on TF 2.21 / ktrain 0.41.4 / numpy 2.4, see README "Pins"):
+Why each shim exists (measured on TF 2.21 / ktrain 0.41.4 / numpy 2.4; see docs/pins.md,
+"Pins, and why each is there"):
 
 * ``TF_USE_LEGACY_KERAS=1`` -- TensorFlow 2.16+ ships Keras 3, but transformers' TF classes
   and ktrain only work with Keras 2 (the ``tf_keras`` package). The variable is read once,

@@ -68,3 +68,25 @@ def test_measured_tables_live_in_the_results_file_only():
         if page.name not in ("results.md", "serve_bench.md", "bench.md"):  # the last two are written by runs
             assert not measured_rows(page.read_text()), f"{page.name} copies measurements: link results.md"
     assert measured_rows("| a | 1.5 | 2.25 | 3.0 |\n| b | 1 | 2 | 3 |") == ["| a | 1.5 | 2.25 | 3.0 |"]
+
+
+SEE = re.compile(r"""(README(?:\.md)?|docs/[\w./-]+\.md)[,:]?\s*["'](?P<heading>[^"'\n]+)["']""")
+
+
+def test_every_page_and_heading_a_message_or_comment_names_exists():
+    """A "see docs/x.md, 'Heading'" in the package, the pins or the Makefile leads to a page with that heading."""
+    root = Path(__file__).resolve().parent.parent
+    sources = [*sorted((root / "ktrain_recipes").rglob("*.py")), root / "requirements.txt", root / "pyproject.toml",
+               root / "Makefile"]
+    found, missing = 0, []
+    for source in sources:
+        for match in SEE.finditer(source.read_text()):
+            page = root / (match.group(1) if match.group(1).startswith("docs/") else "README.md")
+            headings = {line.lstrip("#").strip() for line in page.read_text().splitlines() if line.startswith("#")} \
+                if page.is_file() else set()
+            found += 1
+            if match.group("heading") not in headings:
+                missing.append(f"{source.relative_to(root)}: {match.group(0)}")
+    assert found >= 4 and not missing, missing
+    bare = [str(p.relative_to(root)) for p in sources if re.search(r"\bsee README(?:\.md)?\b(?![,:]?\s*[\"'])", p.read_text())]
+    assert not bare, f"'see README' with no heading: {bare}"

@@ -16,7 +16,8 @@ def add_arguments(p) -> None:
                                    ".parquet with a text column")
     p.add_argument("--chunk-size", type=int, default=STREAM_CHUNK, help="texts read, classified and written at a time")
     p.add_argument("--engine", default="local", choices=["local", "ray"],
-                   help="local: this process; ray: Ray Data, the int8 model in an actor pool (see README)")
+                   help="local: this process; ray: Ray Data, the int8 model in an actor pool (see docs/scaling.md, "
+                        "'Scoring a large file, or on a cluster')")
     p.add_argument("--ray-address", help="a Ray cluster's address (default: a local Ray on this machine's CPUs)")
     p.add_argument("--encoding", default="utf-8", help="the --input file's text encoding")
     p.add_argument("--pair-column", help="classify sentence pairs: the .csv column holding each text's second part")

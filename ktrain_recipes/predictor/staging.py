@@ -70,7 +70,8 @@ class Stage:
         classes = list(predictor.get_classes())
         add_label_names(self.path, classes)
         return self.commit(classes, int(predictor.preproc.maxlen), metrics, kind="classifier",
-                           pairs=metrics.get("pairs"), **{SEGMENT_KEY: bool(predictor.preproc.use_token_type_ids)})
+                           pairs=metrics.get("pairs"),
+                           **{SEGMENT_KEY: bool(getattr(predictor.preproc, "use_token_type_ids", False))})
 
     def commit(self, label_names: list[str], maxlen: int, metrics: dict, **extra) -> Path:
         """Write metrics.json and the manifest over the files already in ``path``, then swap it in."""

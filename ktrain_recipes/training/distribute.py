@@ -46,7 +46,7 @@ def make_strategy(kind: str, devices: int | None = None, worker_timeout_s: float
     return tf.distribute.MirroredStrategy()
 
 
-_SEE = "see README, 'Training on several devices'"
+_SEE = "see docs/scaling.md, 'Training on several devices'"
 
 
 def check_tf_config(raw: str | None) -> dict:

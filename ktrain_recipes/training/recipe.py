@@ -149,9 +149,12 @@ def train_and_save(run: Run, learner, preproc, identity: dict, chief: bool = Tru
 
     config, out, ds = run.config, run.out, run.data
     check_space(out, learner.model.count_params())  # a disk that fills while saving crashes h5py
-    checkpoint = Checkpoint(out, identity) if chief else None  # with several workers only the chief keeps one
-    if checkpoint is None and config.resume:
-        raise RecipesError("--resume is the chief's: run it on worker 0")
+    multiworker = config.distribute == "multiworker"
+    # with several workers only the chief keeps one, of the best epoch only (saving the state is collective)
+    checkpoint = Checkpoint(out, identity, backup=not multiworker) if chief else None
+    if config.resume and multiworker:
+        raise RecipesError("--resume goes on with runs on one machine (--distribute none or mirrored); a "
+                           "multi-worker run starts again without it")
     record = checkpoint.resume() if config.resume else \
         (checkpoint.start_fresh() if checkpoint else Checkpoint.empty_record())
     if config.resume:

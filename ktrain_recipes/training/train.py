@@ -145,7 +145,10 @@ class Checkpoint:
     have used. The folder is never a predictor; a finished run removes it (``clear``).
     """
 
-    def __init__(self, out: Path, identity: dict):
+    def __init__(self, out: Path, identity: dict, backup: bool = True):
+        """``backup=False``: keep only the best epoch (a multi-worker run, whose state saves are collective: every
+        worker would have to take part)."""
+        self.keeps_state = backup
         self.folder = out.parent / f".{out.name}.resume"
         self.backup, self.info, self.weights = self.folder / "backup", self.folder / "run.json", self.folder / "best.h5"
         self.identity = identity
@@ -208,6 +211,8 @@ class Checkpoint:
         losses = record["history"].get("val_loss")
         if losses:  # a resumed run keeps the best epoch of its earlier legs
             best.best = min(losses)
+        if not self.keeps_state:
+            return [best]
         return [tf.keras.callbacks.BackupAndRestore(str(self.backup), delete_checkpoint=False), best]
 
     def write(self, record: dict) -> None:
