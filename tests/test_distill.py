@@ -51,6 +51,7 @@ def test_distillation_loss_equals_a_hand_computation():
     assert got == pytest.approx(expected, rel=1e-5)
 
 
+@pytest.mark.slow
 def test_a_tiny_teacher_distils_into_a_saved_student(tiny_models, small_data, tmp_path):
     teacher = tmp_path / "teacher"
     kr.run_recipe(kr.RecipeConfig(tiny_models["bert"], data=str(small_data), out=str(teacher), epochs=1,

@@ -47,6 +47,7 @@ def test_settings_are_checked():
         RecipeConfig(distribute="mirrored", lr_find=True).check()
 
 
+@pytest.mark.slow
 def test_mirrored_on_two_logical_devices_trains_saves_and_reloads(tiny_models, small_data, tmp_path):
     base = {"model": tiny_models["bert"], "data": str(small_data), "epochs": 1, "batch_size": 8, "lr": 1e-3,
             "seed": 3, "eval_limit": 60}
@@ -59,6 +60,7 @@ def test_mirrored_on_two_logical_devices_trains_saves_and_reloads(tiny_models, s
     assert manifest["label_names"] and (tmp_path / "m" / "tf_model.h5").is_file()
 
 
+@pytest.mark.slow
 def test_multiworker_two_processes_on_loopback(tiny_models, small_data, tmp_path):
     from servers import free_port
 
@@ -91,6 +93,7 @@ def lone_worker(tiny_models, small_data, tmp_path, timeout_s: float):
     return proc, ports[1]
 
 
+@pytest.mark.slow
 def test_a_worker_that_never_starts_is_named_and_the_wait_ends(tiny_models, small_data, tmp_path):
     proc, port = lone_worker(tiny_models, small_data, tmp_path, 15)
     out = proc.communicate(timeout=300)[0]
@@ -100,6 +103,7 @@ def test_a_worker_that_never_starts_is_named_and_the_wait_ends(tiny_models, smal
     assert "Traceback" not in out and not (tmp_path / "mw").exists()
 
 
+@pytest.mark.slow
 def test_sigterm_stops_the_wait_for_workers(tiny_models, small_data, tmp_path):
     import signal
     import time

@@ -27,6 +27,7 @@ def test_every_compiled_pin_has_a_wheel_for(python, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_pip_install_dot_gives_a_working_command(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)

@@ -16,6 +16,8 @@ from ktrain_recipes.service.app import create_app
 from ktrain_recipes.service.settings import ServiceSettings
 from servers import running
 
+pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.network]
+
 pytest.importorskip("ray.serve", reason="Ray Serve is in requirements-dev.txt")
 
 TEXTS = ["i am so happy today", "this makes me furious", "i feel alone", "what a surprise"]

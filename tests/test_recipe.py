@@ -57,6 +57,7 @@ def test_every_family_trains_saves_loads_and_predicts(family, tiny_models, small
     assert not list(tmp_path.glob(".*partial*"))  # no staging folder left behind
 
 
+@pytest.mark.slow
 def test_same_seed_same_metrics_in_separate_runs(tiny_models, small_data, tmp_path):
     def run(i, seed):
         subprocess.run([sys.executable, "-m", "ktrain_recipes", "train", "--model", tiny_models["distilbert"],

@@ -132,6 +132,7 @@ print(n)
 """
 
 
+@pytest.mark.slow
 def test_loads_racing_a_writer_see_one_whole_predictor(exported, twin, tmp_path):
     expected = kr.classify(load_int8_predictor(exported), TEXTS)
     assert kr.classify(load_int8_predictor(twin), TEXTS) == expected

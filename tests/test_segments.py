@@ -101,6 +101,7 @@ def distance(a, b) -> float:
     return float(np.abs(np.asarray(a) - np.asarray(b)).max())
 
 
+@pytest.mark.network
 def test_a_pair_predictor_answers_the_same_in_process_in_onnx_and_over_http(pair_predictor):
     from servers import running
 

@@ -183,6 +183,7 @@ async def _load(url: str, n: int, concurrency: int, on_half=None, seconds: float
     return results
 
 
+@pytest.mark.network
 def test_a_real_server_under_load_with_a_hot_swap(exported, twin, tmp_path):
     from predictor_copies import save_copy
     from servers import running
@@ -212,6 +213,8 @@ def test_a_real_server_under_load_with_a_hot_swap(exported, twin, tmp_path):
     assert still.status_code == 200 and still.json()["model"]["labels"] == list(reversed(original))
 
 
+@pytest.mark.browser
+@pytest.mark.network
 def test_the_web_page_in_a_real_browser(exported):
     from playwright.sync_api import sync_playwright
 
@@ -264,6 +267,8 @@ def test_the_openapi_schema_driven_pass_finds_no_5xx(exported):
     assert len(statuses) >= 60 and any(s == 200 for s in statuses) and any(400 <= s < 500 for s in statuses)
 
 
+@pytest.mark.slow
+@pytest.mark.network
 def test_serve_bench_measures_every_server_and_the_overload_level(exported, tmp_path):
     from ktrain_recipes.studies.serve_bench import OVERLOAD, SERVERS, run_serve_bench
 

@@ -29,6 +29,7 @@ def serve_args(exported, *flags):
 
 
 # isolation: a text the tokenizer cannot take is refused before it joins a batch; others are answered
+@pytest.mark.network
 def test_a_lone_surrogate_fails_only_its_own_request_under_concurrency(exported):
     async def load(url):
         async with httpx.AsyncClient(timeout=30) as http:
@@ -79,6 +80,7 @@ def test_the_batch_is_split_on_failure_within_one_model_call(exported):
 
 
 # bounds: the body limit as the body streams in
+@pytest.mark.network
 def test_a_chunked_body_over_the_limit_is_refused(exported):
     def chunks():
         for _ in range(200):
@@ -94,6 +96,7 @@ def test_a_chunked_body_over_the_limit_is_refused(exported):
 # never another 5xx. What the server controls, the time an accepted request waits for the model, stays bounded.
 # (The client-side latency under overload also holds the HTTP layer's own queue, where this test's client and the
 # server share two cores: serve-bench measures it with wrk, from outside.)
+@pytest.mark.network
 def test_overload_gets_only_200_429_and_503_and_accepted_requests_wait_a_bounded_time(exported):
     async def load(url, n, concurrency):
         sem = asyncio.Semaphore(concurrency)
@@ -119,6 +122,7 @@ def test_overload_gets_only_200_429_and_503_and_accepted_requests_wait_a_bounded
 
 
 # drain: SIGTERM answers what is in flight, turns not-ready, and exits cleanly
+@pytest.mark.network
 def test_sigterm_drains_requests_in_flight_and_exits_cleanly(exported):
     async def during_drain(url, proc):
         async with httpx.AsyncClient(timeout=30) as http:
@@ -306,6 +310,8 @@ def test_the_service_never_answers_a_plain_text_error(exported):
         assert "\n" not in r.json()["error"]
 
 
+@pytest.mark.browser
+@pytest.mark.network
 def test_the_api_page_renders_offline_from_the_package(exported):
 
     from playwright.sync_api import sync_playwright
@@ -345,6 +351,7 @@ def raw_exchange(url: str, data: bytes, wait_s: float = 10.0) -> tuple[int, dict
     return int(head.split()[1]), json.loads(body), time.monotonic() - start
 
 
+@pytest.mark.network
 def test_connection_bounds_answer_431_and_408_in_json(exported):
     flags = ("--header-timeout-s", "1", "--body-timeout-s", "1", "--max-header-bytes", "8192", "--max-headers", "20")
     with running(serve_args(exported, *flags)) as (url, _):
@@ -365,6 +372,7 @@ def test_connection_bounds_answer_431_and_408_in_json(exported):
         assert httpx.get(url + "/health/ready").status_code == 200  # and the server serves on
 
 
+@pytest.mark.network
 def test_a_client_sending_a_whole_oversized_body_reads_the_413(exported):
     import urllib.error
     import urllib.request

@@ -37,6 +37,7 @@ def test_every_page_is_built(site):
         assert (site / page).is_file(), page
 
 
+@pytest.mark.browser
 def test_notebook_09_shows_its_figures_and_training_in_a_browser(site, tmp_path):
     from PIL import Image
     from playwright.sync_api import sync_playwright

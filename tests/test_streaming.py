@@ -86,6 +86,7 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
+@pytest.mark.slow
 def test_memory_does_not_grow_with_the_file(exported, texts, tmp_path):
     peaks = {}
     for n in (20_000, 200_000):
@@ -102,6 +103,8 @@ def test_memory_does_not_grow_with_the_file(exported, texts, tmp_path):
     assert peaks[200_000] < peaks[20_000] + 60, peaks  # 10x the texts, within 60 MB of the same peak
 
 
+@pytest.mark.slow
+@pytest.mark.ray
 def test_ray_gives_the_single_process_answers(exported, texts, tmp_path):
     from ktrain_recipes.inference.ray_scoring import predict_with_ray
 
@@ -172,6 +175,8 @@ def test_the_readme_spark_recipe(exported, texts, tmp_path):
     assert labels == kr.classify(kr.open_predictor(folder, int8=True), texts)
 
 
+@pytest.mark.slow
+@pytest.mark.ray
 def test_scale_bench_measures_the_three_paths(exported, emotion_dir, tmp_path):
     from ktrain_recipes.studies.scale_bench import run_scale_bench
 
