@@ -86,6 +86,15 @@ config = kr.RecipeConfig(
 # predictor = ktrain.get_predictor(learner.model, t)
 # predictor.save(config.out)
 # ```
+#
+# The run also gets one more thing ktrain lacks: after every epoch the whole training state is saved beside `out`
+# (on Colab, in your Drive). If the runtime disconnects mid-run, reconnect, run the cells above again, and go on
+# from the last finished epoch, with the learning rate the schedule had reached, instead of starting over:
+#
+# ```python
+# import dataclasses
+# metrics = kr.run_recipe(dataclasses.replace(config, resume=True))
+# ```
 
 # %%
 metrics = kr.run_recipe(config)

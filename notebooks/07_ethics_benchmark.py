@@ -106,7 +106,9 @@ kr.exact_match([True, True, True, True, True, False, True, True], 4)
 # `run_ethics` runs the recipe of notebook 01 (`text.Transformer`, `preprocess_train` with pairs where the task has
 # them, `get_learner`, `fit_onecycle`, `get_predictor`, `save`) on the task's training rows, holding out 10% for
 # validation, then scores the test file in its row order. commonsense's training split is only on the hub; without it
-# the task is skipped with a note.
+# the task is skipped with a note. Each task's run saves its whole training state after every epoch: if the runtime
+# disconnects, reconnect, run the cells above again, and go on with a task from its last finished epoch with
+# `kr.run_ethics(task, dataclasses.replace(config, out=f"{RUNS}/ethics-{task}", resume=True))`.
 
 # %%
 results = []

@@ -189,7 +189,9 @@ kr.report_table(metrics)
 # %% [markdown]
 # ## STEP 3: A student on the labels alone, in one call
 # `kr.distill` makes the calls above in one (with a checkpoint, `--resume` and the same checked save); the command
-# line's `python -m ktrain_recipes distill` runs it. With `alpha=1` the student learns from the labels alone, and
+# line's `python -m ktrain_recipes distill` runs it. The long runs below save their whole training state after every
+# epoch: after a Colab disconnect, run the cells above again and call the same `kr.distill(...)` with
+# `dataclasses.replace(config, ..., resume=True)` to go on from the last finished epoch, mid-schedule. With `alpha=1` the student learns from the labels alone, and
 # shows what the teacher adds.
 
 # %%
