@@ -49,7 +49,7 @@ def test_the_output_may_not_be_the_input(exported, tmp_path, capsys):
         path = tmp_path / name
         path.write_text(content)
         assert predict(exported, "--input", str(path), "--output", str(path)) == 1
-        assert "is the input file" in capsys.readouterr().err
+        assert "is one of this command's inputs" in capsys.readouterr().err
         assert path.read_text() == content
 
 

@@ -30,7 +30,7 @@ def run(args) -> None:
     from ktrain_recipes.studies.ethics import run_ethics, write_result
 
     if args.json:
-        check_writable_file(args.json)
+        check_writable_file(args.json, (args.data,))
     config = settings_from_args(args, RecipeConfig, data=args.data, out=args.out or f"runs/ethics-{args.task}",
                                 val_fraction=args.val_fraction)
     result = run_ethics(args.task, config, args.split)

@@ -1,6 +1,7 @@
 """``ktrain-recipes evaluate``: score a saved predictor."""
 
 import json
+import os
 
 from ktrain_recipes.commands.flags import add_flags, add_loading_flags, check_writable_file, flag_type, \
     settings_from_args
@@ -26,12 +27,13 @@ def uses_tensorflow(args) -> bool:
 def run(args) -> None:
     from ktrain_recipes.inference.evaluate import evaluate_saved, format_report
 
-    if args.json:
-        check_writable_file(args.json)
-    metrics = evaluate_saved(args.predictor, settings_from_args(args, RecipeConfig), split=args.split,
-                             limit=args.limit, int8=args.int8, strict=args.strict,
-                             unpickle_preproc=args.unpickle_preproc)
+    from ktrain_recipes.inference.output import jsonable, write_text_file
+
+    config = settings_from_args(args, RecipeConfig)
+    if args.json:  # never onto the predictor or the data being scored
+        check_writable_file(args.json, (args.predictor, config.data or os.environ.get("EMOTION_DATA")))
+    metrics = evaluate_saved(args.predictor, config, split=args.split, limit=args.limit, int8=args.int8,
+                             strict=args.strict, unpickle_preproc=args.unpickle_preproc)
     print(format_report(metrics))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(metrics, f, indent=2)
+        write_text_file(args.json, json.dumps(metrics, indent=2, default=jsonable))

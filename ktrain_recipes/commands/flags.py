@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 
-from ktrain_recipes.errors import RecipesError
 
 
 def flag_type(parse):
@@ -78,11 +76,12 @@ def add_loading_flags(parser: argparse.ArgumentParser, int8: bool = True) -> Non
                              "trust) instead of rebuilding the preprocessor from the folder's JSON and tokenizer files")
 
 
-def check_writable_file(path: str) -> None:
-    """Refuse, before the work, an output file that cannot be written."""
-    parent = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path) or not os.path.isdir(parent) or not os.access(parent, os.W_OK):
-        raise RecipesError(f"cannot write '{path}': choose a file in a folder that exists and is writable")
+def check_writable_file(path: str, inputs: tuple = (), flag: str = "--json") -> None:
+    """Refuse, before the work, an output file that cannot be written or whose writing would destroy an input
+    (``output.check_output_file``)."""
+    from ktrain_recipes.inference.output import check_output_file
+
+    check_output_file(path, inputs, flag)
 
 
 class ShowDefaults(argparse.ArgumentDefaultsHelpFormatter):

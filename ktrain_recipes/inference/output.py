@@ -33,28 +33,55 @@ def output_format(fmt: str, output: str | os.PathLike | None) -> str:
     return fmt
 
 
-def check_output_file(output: str | os.PathLike, inputs: tuple = ()) -> Path:
-    """Refuse, before any work, an ``--output`` that is not a regular file or a new name in a writable folder
-    (a device, a pipe, a folder), or that is one of the ``inputs``: the output is renamed over that path."""
+def check_output_file(output: str | os.PathLike, inputs: tuple = (), flag: str = "--output") -> Path:
+    """Refuse, before any work, an output file that a write would destroy something through: one that is not a
+    regular file or a new name in a writable folder (a device, a pipe, a folder, a symbolic link, whose target
+    would be left stale), one of the command's ``inputs`` (or a file inside an input folder), or a file inside a
+    predictor folder (its manifest's checksums would no longer hold). The output is renamed over that path."""
     path = Path(output)
     try:
-        mode = os.stat(path).st_mode
+        mode = os.lstat(path).st_mode
     except FileNotFoundError:
         mode = None
     except OSError as exc:
-        raise RecipesError(f"cannot use --output '{path}' ({exc.strerror}): choose another file") from None
+        raise RecipesError(f"cannot use {flag} '{path}' ({exc.strerror}): choose another file") from None
+    if mode is not None and stat.S_ISLNK(mode):
+        raise RecipesError(f"{flag} '{path}' is a symbolic link: name the file itself ('{os.path.realpath(path)}')")
     if mode is not None and stat.S_ISDIR(mode):
-        raise RecipesError(f"--output '{path}' is a folder: give a file name")
+        raise RecipesError(f"{flag} '{path}' is a folder: give a file name")
     if mode is not None and not stat.S_ISREG(mode):
-        raise RecipesError(f"--output '{path}' is not a regular file (a device or a pipe?): it would be replaced; "
+        raise RecipesError(f"{flag} '{path}' is not a regular file (a device or a pipe?): it would be replaced; "
                            "give a file name")
-    for given in inputs:
-        if mode is not None and given is not None and os.path.exists(given) and os.path.samefile(path, given):
-            raise RecipesError(f"--output '{path}' is the input file: it would be overwritten; choose another name")
     parent = path.absolute().parent
+    if (parent / "manifest.json").is_file():
+        raise RecipesError(f"{flag} '{path}' is inside the predictor folder '{parent}': writing there breaks its "
+                           "checksums; choose a file elsewhere")
+    for given in inputs:
+        if given is None or not os.path.exists(given):
+            continue
+        inside = os.path.isdir(given) and Path(os.path.realpath(parent)).is_relative_to(os.path.realpath(given))
+        if (mode is not None and os.path.samefile(path, given)) or (mode is not None and inside):
+            raise RecipesError(f"{flag} '{path}' is one of this command's inputs ('{given}'): it would be "
+                               "overwritten; choose another name")
     if not parent.is_dir() or not os.access(parent, os.W_OK):
         raise RecipesError(f"cannot write '{path}': its folder does not exist or is not writable")
     return path
+
+
+def write_text_file(path: str | os.PathLike, content: str) -> None:
+    """Write ``content`` through a partial file renamed into place: a full disk or a kill leaves the old file whole
+    (or none), and the error is one line."""
+    path = Path(path)
+    partial = partial_file(path)
+    try:
+        with open(partial, "w", encoding="utf-8", newline="") as f:
+            f.write(content)
+        os.replace(partial, path)
+    except OSError as exc:
+        raise RecipesError(f"cannot write '{path}' ({exc.strerror or exc}): free some space or choose another "
+                           "place; nothing was written") from None
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def jsonable(value):
@@ -116,11 +143,4 @@ def write_predictions(texts, probs, label_names, fmt="text", proba=False, output
     if not output:
         sys.stdout.write(content)
         return
-    path = check_output_file(output)
-    partial = partial_file(path)
-    try:
-        with open(partial, "w", encoding="utf-8", newline="") as f:
-            f.write(content)
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
+    write_text_file(check_output_file(output), content)

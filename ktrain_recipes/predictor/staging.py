@@ -27,18 +27,36 @@ def check_out_dir(out: str | os.PathLike, overwrite: bool = False) -> Path:
     predictor saved by ktrain_recipes (a manifest): a data folder or a home folder is never replaced.
     """
     out = Path(out)
+    if out.is_symlink():  # a save renames a new folder over the link: its target would be left stale
+        raise RecipesError(f"--out '{out}' is a symbolic link: name the folder itself ('{os.path.realpath(out)}')")
     recover(out)
     if out.exists() and not out.is_dir():
         raise RecipesError(f"--out '{out}' is a file: choose a folder name")
     if out.is_dir() and any(out.iterdir()):
         if not overwrite:
             raise RecipesError(f"--out '{out}' exists and is not empty: choose another folder or pass --overwrite")
-        if not (out / MANIFEST).is_file():
-            some = ", ".join(sorted(p.name for p in out.iterdir())[:5])
-            raise RecipesError(f"--out '{out}' is not a predictor saved by ktrain_recipes (it holds {some}): "
-                               "--overwrite only replaces predictors; choose another folder")
+        foreign = _not_a_predictors_files(out)
+        if foreign:
+            raise RecipesError(f"--out '{out}' is not a predictor saved by ktrain_recipes (it holds "
+                               f"{', '.join(foreign[:5])}): --overwrite only replaces predictors; choose another "
+                               "folder")
     check_writable(out.parent)
     return out
+
+
+def _not_a_predictors_files(folder: Path) -> list[str]:
+    """The entries of ``folder`` that a predictor saved by ktrain_recipes does not hold: all of them unless its
+    manifest.json is ours (our keys, and every other file listed in it); none for a predictor of ours."""
+    names = sorted(p.name for p in folder.iterdir())
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return names
+    ours = isinstance(manifest, dict) and {"format_version", "save_id", "label_names", "files"} <= set(manifest) \
+        and isinstance(manifest["files"], dict)
+    if not ours:
+        return names
+    return [n for n in names if n != MANIFEST and not (n in manifest["files"] and (folder / n).is_file())]
 
 
 def check_space(out: str | os.PathLike, params: int) -> None:

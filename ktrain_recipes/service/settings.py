@@ -2,7 +2,6 @@
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ktrain_recipes.batch_policy import MODEL_BATCH
 from ktrain_recipes.errors import RecipesError
@@ -81,16 +80,50 @@ class ServiceSettings:
                                    f"got {value!r}")
 
     def api_key(self) -> str | None:
-        """The API key: from ``api_key_file``, else $KTRAIN_RECIPES_API_KEY, else None (no key asked)."""
-        if self.api_key_file:
-            try:
-                key = Path(self.api_key_file).read_text().strip()
-            except OSError as exc:
-                raise RecipesError(f"cannot read --api-key-file '{self.api_key_file}' ({exc.strerror})") from None
-            if not key:
-                raise RecipesError(f"--api-key-file '{self.api_key_file}' is empty: put the key in it")
-            return key
-        return os.environ.get("KTRAIN_RECIPES_API_KEY") or None
+        """The API key: from ``api_key_file``, else $KTRAIN_RECIPES_API_KEY, else None (no key asked).
+
+        A key that was asked for and is empty (``--api-key-file ''``, an empty file, the variable set to nothing:
+        an unset shell variable, typically) is refused rather than read as "no key"; so is a key file that is not
+        a regular file (a FIFO would block the start), and a key that is not printable ASCII (HTTP headers carry
+        bytes, and a client's encoding of other characters would not match).
+        """
+        if self.api_key_file is not None:
+            key = self._read_key_file(self.api_key_file)
+            where = f"--api-key-file '{self.api_key_file}'"
+        elif "KTRAIN_RECIPES_API_KEY" in os.environ:
+            key, where = os.environ["KTRAIN_RECIPES_API_KEY"].strip(), "$KTRAIN_RECIPES_API_KEY"
+        else:
+            return None
+        if not key:
+            raise RecipesError(f"{where} is empty: put the key in it, or leave it out to serve without a key")
+        if not (key.isascii() and key.isprintable()):
+            raise _not_ascii(where)
+        return key
+
+    @staticmethod
+    def _read_key_file(name: str) -> str:
+        import stat
+
+        if not name:
+            raise RecipesError("--api-key-file '' names no file (an unset shell variable?): give the key file's path")
+        try:
+            if not stat.S_ISREG(os.stat(name).st_mode):
+                raise RecipesError(f"--api-key-file '{name}' is not a regular file: give a file holding the key")
+            with open(name, "rb") as f:
+                raw = f.read(4097)
+        except OSError as exc:
+            raise RecipesError(f"cannot read --api-key-file '{name}' ({exc.strerror})") from None
+        if len(raw) > 4096:
+            raise RecipesError(f"--api-key-file '{name}' is over 4 KB: it should hold one key")
+        try:
+            return raw.decode("ascii").strip()
+        except UnicodeDecodeError:
+            raise _not_ascii(f"--api-key-file '{name}'") from None
 
     def origins(self) -> list[str]:
         return [o.strip() for o in (self.cors_origin or "").split(",") if o.strip()]
+
+
+def _not_ascii(where: str) -> RecipesError:
+    return RecipesError(f"{where} holds characters other than printable ASCII: use letters, digits and punctuation "
+                        "(e.g. the output of `openssl rand -hex 32`)")

@@ -93,16 +93,20 @@ def write_comparison(runs: str | os.PathLike, chart: str | os.PathLike | None = 
     """
     from ktrain_recipes.plots import plot_latency_vs_accuracy, save_figure
 
-    for path in (chart, table_out):  # before the work: a path that cannot be written is found now
-        if path and (Path(path).is_dir() or not Path(path).absolute().parent.is_dir()):
-            raise RecipesError(f"cannot write '{path}': choose a file in a folder that exists")
+    from ktrain_recipes.inference.output import check_output_file
+
+    for path, flag, kinds in ((chart, "--chart", (".png",)), (table_out, "--table", (".csv", ".json"))):
+        if path:  # before the work: found now, not after it
+            check_output_file(path, (), flag)
+            if Path(path).suffix.lower() not in kinds:
+                raise RecipesError(f"{flag} '{path}' must end with {' or '.join(kinds)}")
     table = compare_runs(runs)
     print(table.round(4).to_string(), "\n")
     print(recommend(table))
     if chart:
         print(f"chart: {save_figure(plot_latency_vs_accuracy(table), chart)}")
     if table_out:
-        if str(table_out).endswith(".json"):
+        if Path(table_out).suffix.lower() == ".json":
             table.to_json(table_out, orient="index", indent=2)
         else:
             table.to_csv(table_out)

@@ -7,7 +7,6 @@ import dataclasses
 import json
 import os
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -119,8 +118,10 @@ def chosen_epoch(curve: list[dict], key: str) -> dict | None:
 
 
 def write_result(result: dict, path: str | os.PathLike) -> None:
-    """Write an ETHICS result as JSON."""
-    Path(path).write_text(json.dumps(result, indent=2))
+    """Write an ETHICS result as JSON (through a partial file renamed into place)."""
+    from ktrain_recipes.inference.output import write_text_file
+
+    write_text_file(path, json.dumps(result, indent=2))
 
 
 # Published test figures (hendrycks/ethics README): exact match for justice, deontology, virtue; accuracy otherwise.

@@ -235,6 +235,9 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
 
     if config.maxlen != "auto":
         raise RecipesError(f"distill takes the teacher's maxlen; leave --maxlen out (got {config.maxlen})")
+    if config.out and Path(config.out).resolve() == Path(settings.teacher).resolve():
+        raise RecipesError(f"--out '{config.out}' is the teacher: the student would replace it; choose another "
+                           "folder")
     run = start_run(config, dataset)
     config, ds = run.config, run.data
     teacher_predictor = load_checked_predictor(settings.teacher)
