@@ -150,6 +150,33 @@ def test_sigterm_drains_requests_in_flight_and_exits_cleanly(exported):
     assert code in (0, -signal.SIGTERM, 143) and "Traceback" not in output
 
 
+def test_requests_still_waiting_when_the_drain_time_runs_out_get_json_503(exported):
+    """At the end of --drain-s the service sheds what still waits for a model call (``MicroBatcher.shed``): each
+    such request gets JSON 503 with Retry-After, not uvicorn's plain-text 500 from a cancelled task."""
+    app = create_app(ServiceSettings(str(exported), reload_interval=0))
+    batcher = app.state.batcher
+
+    async def scenario():
+        batcher.queue = asyncio.Queue()  # no worker runs: every request waits, as behind a long model call
+        waiting = [asyncio.create_task(batcher.predict([TEXTS[0]], batcher.model)) for _ in range(5)]
+        await asyncio.sleep(0)
+        shed = batcher.shed()
+        return shed, await asyncio.gather(*waiting, return_exceptions=True)
+
+    from ktrain_recipes.service.batcher import ShuttingDown
+
+    shed, results = asyncio.run(scenario())
+    assert shed == 5 and all(isinstance(r, ShuttingDown) for r in results) and batcher.waiting == 0
+
+    async def shut(*args, **kwargs):
+        raise ShuttingDown("the service is shutting down")
+
+    batcher.predict = shut
+    with TestClient(app) as client:
+        r = client.post("/predict", json={"texts": TEXTS})
+    assert r.status_code == 503 and r.headers["retry-after"] and "shutting down" in r.json()["error"]
+
+
 # operations: liveness, readiness, HEAD, metrics, request ids, timing headers
 def test_health_head_request_id_and_timing_headers(client):
     assert client.get("/health/live").json() == {"status": "live"}

@@ -125,24 +125,47 @@ def check_derived(folder: str | os.PathLike, manifest: dict, name: str) -> Path:
     return path
 
 
-def manifest_digest(folder: str | os.PathLike) -> str | None:
-    """The sha256 of a folder's manifest.json as it is now, or None when there is none (e.g. mid-swap)."""
+# a manifest lists a predictor's few files: one larger than this is not one of ours, and is not read
+MAX_MANIFEST_BYTES = 1 << 20
+
+
+def read_regular(path: Path, limit: int = MAX_MANIFEST_BYTES) -> bytes:
+    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes, read without blocking; ValueError
+    for anything else (a FIFO, which would make a plain read wait for a writer for ever, a device, a folder, a
+    larger file); OSError (FileNotFoundError ...) as ``open`` raises it."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
-        return hashlib.sha256((Path(folder) / MANIFEST).read_bytes()).hexdigest()
-    except OSError:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            raise ValueError(f"'{path}' is not a regular file of at most {limit} bytes")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(limit + 1)
+        if len(data) > limit:
+            raise ValueError(f"'{path}' grew past {limit} bytes while it was read")
+        return data
+    finally:
+        os.close(fd)
+
+
+def manifest_digest(folder: str | os.PathLike) -> str | None:
+    """The sha256 of a folder's manifest.json as it is now, or None when there is none (e.g. mid-swap) or it is
+    not a regular file of at most ``MAX_MANIFEST_BYTES`` (``read_regular``)."""
+    try:
+        return hashlib.sha256(read_regular(Path(folder) / MANIFEST)).hexdigest()
+    except (OSError, ValueError):
         return None
 
 
 def _load_manifest(folder: Path) -> dict:
     corrupt = f"'{folder}/{MANIFEST}' is corrupt: re-run train to recreate the predictor"
     try:
-        raw = (folder / MANIFEST).read_bytes()
+        raw = read_regular(folder / MANIFEST)
         manifest = json.loads(raw)
     except FileNotFoundError:
         raise RecipesError(f"'{folder}' has no {MANIFEST}: it is not a predictor saved by ktrain_recipes") from None
-    except IsADirectoryError:
-        raise RecipesError(corrupt) from None
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (IsADirectoryError, ValueError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors too
         raise RecipesError(corrupt) from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
         raise RecipesError(corrupt)

@@ -28,7 +28,7 @@ from typing import Any
 
 from ktrain_recipes import compat  # noqa: F401
 from ktrain_recipes.errors import RecipesError, note
-from ktrain_recipes.service.batcher import DeadlineExceeded, MicroBatcher, ModelCallFailed, QueueFull
+from ktrain_recipes.service.batcher import DeadlineExceeded, MicroBatcher, ModelCallFailed, QueueFull, ShuttingDown
 from ktrain_recipes.service.reloader import Reloader
 from ktrain_recipes.service.model import LoadedModel, load_model
 from ktrain_recipes.service.settings import ServiceSettings
@@ -173,6 +173,8 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
             return _error(503, f"no answer within {settings.timeout_ms:g} ms: retry after a second", busy)
         except ModelCallFailed as exc:
             return _error(500, str(exc))
+        except ShuttingDown:
+            return _error(503, "the service is shutting down: retry on another replica, or in a second", busy)
         finally:
             metrics.queue_depth.set(batcher.waiting)
         done = time.perf_counter()
@@ -283,6 +285,10 @@ def bind(host: str, port: int):
     return sock
 
 
+# after --drain-s, the model calls under way finish (milliseconds each) before uvicorn cancels what is left
+DRAIN_MARGIN_S = 2.0
+
+
 def serve(settings: ServiceSettings, host: str = "127.0.0.1", port: int = 8000) -> None:
     """Load the predictor and serve it with uvicorn until SIGTERM or Ctrl-C, then drain: stop accepting, turn
     not-ready, answer what is in flight (up to ``settings.drain_s``) and exit."""
@@ -304,11 +310,15 @@ def serve(settings: ServiceSettings, host: str = "127.0.0.1", port: int = 8000) 
 
     class DrainingServer(uvicorn.Server):
         def handle_exit(self, sig, frame):
+            if not app.state.draining and settings.drain_s:
+                # at the deadline, what still waits for a model call gets JSON 503 (uvicorn's own deadline, a
+                # little later, would cancel it into a plain-text 500)
+                asyncio.get_event_loop().call_later(settings.drain_s, app.state.batcher.shed)
             app.state.draining = True  # /health/ready answers 503 from now on
             super().handle_exit(sig, frame)
 
     limits = ConnectionLimits(settings.max_header_bytes, settings.max_headers, settings.header_timeout_s,
                               settings.body_timeout_s)
     config = uvicorn.Config(app, log_level="warning", access_log=False, log_config=None, http=limited_protocol(limits),
-                            timeout_graceful_shutdown=settings.drain_s or None)
+                            timeout_graceful_shutdown=settings.drain_s + DRAIN_MARGIN_S if settings.drain_s else None)
     DrainingServer(config).run(sockets=[sock])

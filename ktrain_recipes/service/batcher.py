@@ -31,6 +31,10 @@ class ModelCallFailed(Exception):
     """The model could not classify this request's texts (the message says why, in one line)."""
 
 
+class ShuttingDown(Exception):
+    """The service stopped while the request waited: its drain time ran out before a model call took it."""
+
+
 @dataclass
 class Job:
     texts: list
@@ -135,6 +139,18 @@ class MicroBatcher:
             if not job.future.done():
                 job.future.set_result((probs[start:start + len(job.texts)], model))
             start += len(job.texts)
+
+    def shed(self) -> int:
+        """Answer every request still waiting for a model call with ``ShuttingDown``; return how many."""
+        waiting = list(self._carry)
+        self._carry.clear()
+        while self.queue is not None and not self.queue.empty():
+            waiting.append(self.queue.get_nowait())
+        for job in waiting:
+            self.waiting -= len(job.texts)
+            if not job.future.done():
+                job.future.set_exception(ShuttingDown("the service is shutting down"))
+        return len(waiting)
 
     @staticmethod
     def _fail(job: Job, exc: Exception) -> None:

@@ -38,7 +38,8 @@ class Reloader:
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(self.settings.reload_interval)
-            digest = manifest_digest(self.settings.predictor)
+            # off the event loop: a slow disk (or a file that is not what it should be) never stalls requests
+            digest = await loop.run_in_executor(None, manifest_digest, self.settings.predictor)
             if not self.due(digest, loop.time()):
                 continue
             try:

@@ -35,7 +35,9 @@ class ServiceSettings:
     timeout_ms: float = field(default=10_000.0, metadata={"help": "a request still waiting for the model after "
                                                           "this long gets 503 with Retry-After"})
     drain_s: float = field(default=10.0, metadata={"help": "on SIGTERM, how long requests in flight may take to "
-                                                   "finish (the service is not ready meanwhile)"})
+                                                   "finish (the service is not ready meanwhile); those still "
+                                                   "waiting then get JSON 503. 0: wait for all of them, with no "
+                                                   "limit"})
     api_key_file: str | None = field(default=None, metadata={
         "help": "a file holding the API key clients must send as 'Authorization: Bearer KEY' (or set "
                 "$KTRAIN_RECIPES_API_KEY); default: no key", "parse": str})
