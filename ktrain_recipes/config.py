@@ -282,6 +282,9 @@ class RecipeConfig:
             raise RecipesError(f"--maxlen must be 'auto', 'max' or a whole number of tokens, got {self.maxlen!r}")
         if self.labels is not None and (isinstance(self.labels, str) or len(self.labels) < 2):
             raise RecipesError(f"--labels must name at least two labels, got {self.labels!r}")
+        if self.labels is not None and not isinstance(self.labels, (list, tuple)):  # a set has no order
+            raise RecipesError(f"--labels must be a list, in the order of the model's outputs; got a "
+                               f"{type(self.labels).__name__} ({self.labels!r}), whose order is not fixed")
 
     def settings(self) -> dict:
         """Return the settings as a plain dict (what metrics.json records)."""

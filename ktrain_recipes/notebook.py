@@ -64,10 +64,16 @@ def _colab_drive():
 def drive_path(folder: str) -> str:
     """Where ``folder`` goes in your Google Drive: under MyDrive/ktrain-recipes, an absolute path included
     ("/content/runs" becomes MyDrive/ktrain-recipes/content/runs, not the runtime's own disk)."""
+    from ktrain_recipes.errors import RecipesError
+
     path = Path(folder)
     if path.is_absolute():
         path = path.relative_to(path.anchor)
-    return str(Path("/content/drive/MyDrive/ktrain-recipes") / path)
+    root = Path("/content/drive/MyDrive/ktrain-recipes")
+    inside = Path(os.path.normpath(root / path))
+    if not inside.is_relative_to(root):  # '../..' would climb out of Drive onto the runtime's own disk
+        raise RecipesError(f"runs_folder('{folder}') leads out of your Drive folder: name a folder without '..'")
+    return str(inside)
 
 
 def _gpu_hardware() -> bool:

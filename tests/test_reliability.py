@@ -355,3 +355,28 @@ def test_int8_call_dependence_comes_from_dynamic_quantization_and_is_stated(expo
     section = results.split("## int8 answers depend on the call they are made in\n", 1)[1].split("\n## ", 1)[0]
     assert "dynamic quantization" in section and "one scale for the whole input tensor" in section
     assert re.search(r"\| int8, dynamic \(export's\) \| [\d.]+ \| \d\.\d\de-\d\d \|", section)
+
+
+# settings that would silently do the wrong thing are refused where they are written
+@pytest.mark.parametrize("call, message", [
+    (lambda kr: kr.augment("one text", 2), "takes a list of texts"),
+    (lambda kr: kr.augment(["a b c"], -1), "copies must be a whole number"),
+    (lambda kr: kr.augment(["a b c"], 2, p_mask=float("nan")), "p_mask must be a chance"),
+    (lambda kr: kr.augment(["a b c"], 2, p_mask=5), "p_mask must be a chance"),
+    (lambda kr: kr.augment(["a b c"], 2, p_mask=0.6, p_replace=0.6), "at most 1"),
+    (lambda kr: kr.augment(["a b c"], 2, window=0), "window must be"),
+    (lambda kr: kr.RecipeConfig(labels={"joy", "sadness"}), "must be a list, in the order"),
+])
+def test_settings_that_would_do_the_wrong_thing_are_refused(call, message):
+    import ktrain_recipes as kr
+
+    with pytest.raises(kr.RecipesError, match=message):
+        call(kr)
+
+
+def test_runs_folder_never_climbs_out_of_drive():
+    from ktrain_recipes.notebook import drive_path
+
+    assert drive_path("runs") == "/content/drive/MyDrive/ktrain-recipes/runs"
+    with pytest.raises(RecipesError, match="leads out of your Drive folder"):
+        drive_path("../../..")

@@ -187,3 +187,15 @@ def test_scale_bench_measures_the_three_paths(exported, emotion_dir, tmp_path):
     assert rows["c_ray_local"]["texts"] == 500
     assert all(r["texts_per_s"] > 0 and r["peak_rss_mb"] > 50 for r in rows.values())
     assert sum(1 for _ in open(tmp_path / "scored.csv")) == 3001
+
+
+@pytest.mark.parametrize("name, content", [("in.tsv", "text\tid\ni am happy\t1\n"),
+                                           ("in.json", '[{"text": "i am happy"}]\n')])
+def test_tables_predict_does_not_read_are_refused_not_read_as_lines(exported, tmp_path, capsys, name, content):
+    from ktrain_recipes import cli
+
+    path = tmp_path / name
+    path.write_text(content)
+    assert cli.main(["predict", "--predictor", str(exported), "--input", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert f"is a {path.suffix} table" in err and "Traceback" not in err

@@ -23,6 +23,7 @@ from ktrain_recipes.inference.text_rules import unreadable
 from ktrain_recipes.inference.writer import PredictionWriter
 
 INPUT_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".parquet": "parquet"}  # anything else: one text per line
+TABLE_SUFFIXES = {".tsv", ".json", ".xlsx", ".xls"}  # tables in formats predict does not read: refused
 
 
 def input_format(path: Path) -> str:
@@ -38,6 +39,9 @@ def check_input(path: str | os.PathLike) -> Path:
         raise RecipesError(f"input file '{path}' does not exist")
     if not path.is_file():
         raise RecipesError(f"--input '{path}' is not a regular file (a pipe or a device?): give a file")
+    if path.suffix.lower() in TABLE_SUFFIXES:  # read as lines, its header or brackets would be classified as texts
+        raise RecipesError(f"--input '{path}' is a {path.suffix} table, which predict does not read: save it as .csv, "
+                           ".jsonl or .parquet (with a 'text' column), or as .txt with one text per line")
     return path
 
 

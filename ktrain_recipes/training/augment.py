@@ -5,13 +5,19 @@ and sometimes only an n-gram of it kept. The teacher then labels every copy with
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from ktrain_recipes.errors import RecipesError
 
 
 def augment(texts: list, copies: int, seed: int = 0, mask_token: str = "[MASK]", p_mask: float = 0.1,
             p_replace: float = 0.1, p_drop: float = 0.1, p_ngram: float = 0.25, window: int = 3) -> list:
     """Return ``copies`` altered copies of each text (sentence pairs: each part altered alike), in order:
-    the copies of the first text, then of the second, and so on. Seeded: the same call gives the same copies."""
+    the copies of the first text, then of the second, and so on. Seeded: the same call gives the same copies.
+    Settings out of range are refused with one line (a string for ``texts`` would give one copy per character)."""
+    _check(texts, copies, p_mask, p_replace, p_drop, p_ngram, window)
     rng = np.random.default_rng(seed)
     vocabulary = sorted({w for t in texts for part in (t if isinstance(t, tuple) else (t,)) for w in part.split()})
     out = []
@@ -48,3 +54,20 @@ def _alter(text: str, rng, vocabulary: list[str], mask_token: str, p_mask: float
         rng.shuffle(part)
         kept[start:start + window] = part
     return " ".join(kept) or (words[0] if words else text)
+
+
+def _check(texts, copies, p_mask: float, p_replace: float, p_drop: float, p_ngram: float, window: int) -> None:
+    if isinstance(texts, (str, bytes)) or not hasattr(texts, "__iter__"):
+        raise RecipesError(f"augment takes a list of texts, got {type(texts).__name__}: wrap one text as [text]")
+    if isinstance(copies, bool) or not isinstance(copies, int) or copies < 0:
+        raise RecipesError(f"copies must be a whole number of at least 0, got {copies!r}")
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+        raise RecipesError(f"window must be a whole number of at least 1, got {window!r}")
+    chances = {"p_mask": p_mask, "p_replace": p_replace, "p_drop": p_drop, "p_ngram": p_ngram}
+    for name, value in chances.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value)
+                                                                                  and 0 <= value <= 1):
+            raise RecipesError(f"{name} must be a chance from 0 to 1, got {value!r}")
+    if p_mask + p_replace + p_drop > 1:
+        raise RecipesError(f"p_mask + p_replace + p_drop must be at most 1 (one word gets one change), got "
+                           f"{p_mask + p_replace + p_drop:g}")
