@@ -385,6 +385,14 @@ def test_connection_bounds_answer_431_and_408_in_json(exported):
         huge = b"POST /predict HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 100_000 + b"\r\n\r\n"
         status, body, _ = raw_exchange(url, huge)
         assert status == 431 and "over 8192 bytes" in body["error"]
+        # one header line that never ends: refused as its bytes arrive, long before the header deadline
+        endless = b"POST /predict HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 400_000
+        status, body, took = raw_exchange(url, endless)
+        assert status == 431 and "over 8192 bytes" in body["error"] and took < 1.0 + 2.5
+        trailer = (b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                   b"Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nX-Trailer: " + b"a" * 400_000)
+        status, body, _ = raw_exchange(url, trailer)  # an endless trailer after a chunked body
+        assert status == 431, body
         many = b"GET /health HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(30)) + b"\r\n"
         status, body, _ = raw_exchange(url, many)
         assert status == 431 and "over 20 headers" in body["error"]
@@ -397,6 +405,28 @@ def test_connection_bounds_answer_431_and_408_in_json(exported):
         status, body, _ = raw_exchange(url, b"\x16\x03\x01 not http at all\r\n\r\n")
         assert status == 400 and "not valid HTTP" in body["error"]
         assert httpx.get(url + "/health/ready").status_code == 200  # and the server serves on
+
+
+@pytest.mark.network
+def test_slow_bodies_hold_no_place_that_other_clients_need(exported):
+    """16 connections that send their headers and then their bodies never: with --max-concurrent 4 the real
+    requests are still answered 200 (a request counts once its body is in), and readiness says ready."""
+    with running(serve_args(exported, "--max-concurrent", "4", "--body-timeout-s", "30")) as (url, _):
+        host, port = url.removeprefix("http://").split(":")
+        idle = []
+        for _ in range(16):
+            conn = socket.create_connection((host, int(port)))
+            conn.sendall(b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 1000\r\n\r\n{\"texts\": [")
+            idle.append(conn)
+        try:
+            statuses = [httpx.post(url + "/predict", json={"texts": TEXTS}, timeout=10).status_code
+                        for _ in range(8)]
+            ready = httpx.get(url + "/health/ready").status_code
+        finally:
+            for conn in idle:
+                conn.close()
+    assert statuses == [200] * 8 and ready == 200
 
 
 @pytest.mark.network

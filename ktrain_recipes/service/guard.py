@@ -27,6 +27,16 @@ def _without_body(send):
     return headers_only
 
 
+def _replay(body: bytes, receive):
+    """An ASGI ``receive`` that gives the body already read, whole, then what ``receive`` gives (a disconnect)."""
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def replayed():
+        return pending.pop() if pending else await receive()
+
+    return replayed
+
+
 class Guard:
     def __init__(self, app, max_body_bytes: int, api_key: str | None, metrics, max_concurrent: int,
                  request_ids: bool = True):
@@ -75,13 +85,22 @@ class Guard:
             length = headers.get(b"content-length")
             if length is not None and (not length.isdigit() or int(length) > self.max_body):
                 return await too_large(send_with_id)
+            received = 0
             if route == "/predict":
-                if self.in_flight >= self.max_concurrent:  # refused before the body is read: cheap under overload
+                # a request counts against --max-concurrent once its whole body is in: clients that open
+                # connections and send their bodies slowly (or never) hold no place that others need; the body
+                # is bounded by --max-body-bytes and by the connection's body deadline meanwhile
+                body, over = await self._read_body(receive)
+                if over:
+                    return await too_large(send_with_id)
+                if body is None:  # the client went away
+                    return None
+                if self.in_flight >= self.max_concurrent:
                     return await send_json(send_with_id, 429, f"the server is busy ({self.in_flight} requests in "
                                            "flight): retry after a second", [(b"retry-after", b"1")])
                 self.in_flight += 1
                 counted = True
-            received = 0
+                receive = _replay(body, receive)
 
             async def limited_receive():
                 # counts the body as it streams in (chunked bodies have no Content-Length): past the limit, the
@@ -103,6 +122,22 @@ class Guard:
                 self.in_flight -= 1
             known = route if route in ("/", "/predict", "/metadata", "/docs", "/openapi.json", *PUBLIC) else "other"
             self.metrics.requests.labels(known, str(state["status"])).inc()
+
+    async def _read_body(self, receive) -> tuple[bytes | None, bool]:
+        """(the whole request body, False); (None, True) once the body passes ``max_body`` (nothing more is
+        read); (None, False) when the client went away."""
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return None, False
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body:
+                return None, True
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks), False
 
     def _authorized(self, headers: dict) -> bool:
         given = headers.get(b"authorization", b"").decode("latin-1")

@@ -4,7 +4,9 @@ uvicorn applies no limit to the size or number of headers and no timeout while a
 being sent: one client could send a 100 MB header, or keep connections open forever half-way through a request.
 This protocol adds, per connection:
 
-* the request line and headers limited in bytes and count: past either, 431;
+* the request line and headers limited in bytes and count: past either, 431. The bytes are counted as they
+  arrive, not only when a header line is complete (one endless header line would otherwise grow the server until
+  its deadline); so are the bytes of a chunked body that are not body (chunk sizes, trailers);
 * a deadline for the request line and headers (from the connection's first byte, or the end of the previous
   request), and one for the body once the headers are in: past either, 408 and the connection closes;
 * a body refused with 413 is drained (read and dropped, up to ``DRAIN_BYTES`` and the body deadline) rather than
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 DRAIN_BYTES = 64 * 2**20  # most of a refused body read and dropped so that the client sees the 413
+DISCARD_S = 1.0  # after a 431 for a head still coming in: how long its bytes are read and dropped before closing
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,9 @@ def limited_protocol(limits: ConnectionLimits) -> type:
             self._refusal: tuple[int, str] | None = None
             self._header_bytes = self._header_count = self._drained = 0
             self._body_expected = self._message_complete = self.close_when_drained = False
+            self._in_headers, self._unparsed = True, 0  # bytes of this message's head not yet seen whole
+            self._discarding, self._discarded = False, 0
+            self._framing = self._body_calls = 0  # a chunked body's bytes that are not body (sizes, trailers)
             self._arm_headers()
 
         def _arm_headers(self) -> None:
@@ -99,7 +105,7 @@ def limited_protocol(limits: ConnectionLimits) -> type:
                 cycle.message_event.set()
             self._answer(status, message)
 
-        def _answer(self, status: int, message: str) -> None:
+        def _answer(self, status: int, message: str, close: bool = True) -> None:
             body = json.dumps({"error": message}).encode()
             head = [STATUS_LINE[status]]
             for name, value in self.server_state.default_headers:
@@ -107,7 +113,8 @@ def limited_protocol(limits: ConnectionLimits) -> type:
             head += [b"content-type: application/json\r\n", b"content-length: ", str(len(body)).encode(), b"\r\n",
                      b"connection: close\r\n\r\n"]
             self.transport.write(b"".join(head) + body)
-            self.transport.close()
+            if close:
+                self.transport.close()
 
         def _count(self, n: int, header: bool) -> None:
             self._header_bytes += n
@@ -120,10 +127,48 @@ def limited_protocol(limits: ConnectionLimits) -> type:
             if self._refusal:
                 raise _Refused
 
+        def data_received(self, data: bytes) -> None:
+            if self._discarding:  # after a 431 for an endless head: dropped unread, so the client reads the 431
+                self._discarded += len(data)
+                if self._discarded > DRAIN_BYTES:
+                    self.transport.close()
+                return
+            body_before = self._body_calls
+            super().data_received(data)
+            if self.transport.is_closing():
+                return
+            if self._in_headers:  # the whole chunk went into a head that is still incomplete
+                self._unparsed += len(data)
+                over = self._unparsed > limits.max_header_bytes
+            elif self._body_expected and not self._message_complete and self._body_calls == body_before:
+                self._framing += len(data)  # nothing of it was body: chunk framing or an endless trailer
+                over = self._framing > limits.max_header_bytes + 16 * self._body_calls
+            else:
+                return
+            if over:
+                self._refuse_head()
+
+        def _refuse_head(self) -> None:
+            message = (f"the request line and headers are over {limits.max_header_bytes} bytes: send shorter "
+                       "headers")
+            if self.cycle is not None and self.cycle.response_started:
+                self.transport.close()
+                return
+            if self.cycle is not None:
+                self.cycle.disconnected = True
+                self.cycle.message_event.set()
+            self._disarm()
+            self._answer(431, message, close=False)
+            # the rest of what the client sends is read and dropped for a moment, then the connection closes:
+            # closed at once with bytes unread, the kernel would reset it and the client might never see the 431
+            self._discarding, self._discarded = True, 0
+            self.loop.call_later(DISCARD_S, self.transport.close)
+
         def on_message_begin(self) -> None:
             super().on_message_begin()
             self._header_bytes = self._header_count = self._drained = 0
             self._body_expected = self._message_complete = self.close_when_drained = False
+            self._in_headers, self._unparsed, self._framing, self._body_calls = True, 0, 0, 0
             if self._timer is None:  # the next request on a kept-alive connection
                 self._arm_headers()
 
@@ -137,6 +182,7 @@ def limited_protocol(limits: ConnectionLimits) -> type:
 
         def on_headers_complete(self) -> None:
             self._disarm()
+            self._in_headers = False
             headers = dict(self.headers)
             self._body_expected = (headers.get(b"content-length", b"0") not in (b"0", b"")
                                    or b"transfer-encoding" in headers)
@@ -148,6 +194,7 @@ def limited_protocol(limits: ConnectionLimits) -> type:
                 self.cycle.transport = _CloseAfterBody(self.transport, self)
 
         def on_body(self, body: bytes) -> None:
+            self._body_calls += 1
             if self.cycle is not None and self.cycle.response_complete:  # a refused body, drained
                 self._drained += len(body)
                 if self._drained > DRAIN_BYTES:
