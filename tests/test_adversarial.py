@@ -33,7 +33,7 @@ def test_duplicate_label_names_are_refused(capsys):
         cli.main(["train", "--out", "x", "--labels", "joy,sadness,joy"])
     assert "joy is given twice" in capsys.readouterr().err
     with pytest.raises(RecipesError, match="name each label once"):
-        RecipeConfig(labels=["joy", "sadness", "joy"]).check()
+        RecipeConfig(labels=["joy", "sadness", "joy"])  # checked where it is written
 
 
 def test_integer_labels_are_positions_in_the_names_given(tmp_path):

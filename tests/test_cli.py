@@ -194,14 +194,6 @@ def test_a_commands_config_holds_only_its_own_groups_flags(argv, own):
 
 
 
-def test_the_old_int8_alias_is_gone(capsys):
-    parser = cli.build_parser()
-    assert parser.parse_args(["predict", "--predictor", "p", "--int8", "x"]).int8
-    with pytest.raises(SystemExit):
-        parser.parse_args(["predict", "--predictor", "p", "--fast", "x"])
-    assert "unrecognized arguments: --fast" in capsys.readouterr().err
-
-
 @pytest.mark.parametrize("flags, message", [
     (["--layers", "0"], "--layers must be a whole number of at least 1, got 0"),
     (["--alpha", "2"], "--alpha must be between 0 and 1, got 2.0"),

@@ -346,21 +346,6 @@ def test_07_trains_at_the_rate_validation_chose_on_most_tasks(ethics_table):
     assert "epochs=4," in params and "batch_size=16," in params and "weight_decay=0.01," in params
 
 
-@pytest.mark.parametrize("name, stale", [
-    ("08_distill_and_quantize.py", "committed without outputs"),  # it has a full run's outputs
-    ("06_reuse_predictor.py", "not part of our"),  # eli5 is pinned and tested
-    ("07_ethics_benchmark.py", "hendrycks/ethics;"),  # the code loads EleutherAI/hendrycks_ethics
-    ("07_ethics_benchmark.py", "lr=1e-4"),  # the ETHICS recipe is chosen on validation (next test)
-    ("09_minilm_step_by_step.py", "from the model's paper"),  # MiniLM's rate comes from our runs
-    ("09_minilm_step_by_step.py", "checks the manifest before `ktrain.load_predictor`"),  # it never calls it
-    ("09_minilm_step_by_step.py", "about 20 minutes of training"),  # training took ~12 min; 20 is the notebook
-    ("08_distill_and_quantize.py", "kr.inference_row(f\"{name} {kind}\", load, folder, val, ds.label_names, "
-                                   "weights))\ntable = "),  # one timing per row: now medians of 3 rounds
-])
-def test_stale_sentences_are_gone(name, stale):
-    assert stale not in (NOTEBOOKS / name).read_text()
-
-
 def test_08_reads_its_timings_as_medians_of_rounds_in_turn():
     code = "\n".join(src for kind, src in EXPECTED["08_distill_and_quantize.ipynb"] if kind == "code")
     prose = "\n".join(src for kind, src in EXPECTED["08_distill_and_quantize.ipynb"] if kind == "md")

@@ -139,44 +139,6 @@ def test_read_chunks_refuses_what_is_not_a_file(tmp_path):
         list(read_chunks(fifo))
 
 
-def test_the_readme_spark_recipe(exported, texts, tmp_path):
-    """The README's mapInPandas recipe, where Java and pyspark are installed (they are not in the pinned
-    dev stack: pyspark is a 490 MB source package)."""
-    import importlib.util
-    import os
-    import shutil
-
-    if shutil.which("java") is None or importlib.util.find_spec("pyspark") is None:
-        pytest.skip("needs Java and `pip install pyspark` (not part of the pinned dev requirements)")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-
-    import ktrain_recipes as kr
-
-    folder = str(exported)
-
-    def score(batches):
-        import ktrain_recipes as kr
-
-        model = kr.open_predictor(folder, int8=True)
-        for frame in batches:
-            probs = kr.classify(model, list(frame["text"]), proba=True)
-            frame["label"] = [model.classes[i] for i in probs.argmax(axis=1)]
-            yield frame
-
-    pd.DataFrame({"text": texts}).to_csv(tmp_path / "in.csv", index=False)
-    spark = SparkSession.builder.master("local[2]").getOrCreate()
-    try:
-        frame = spark.read.csv(str(tmp_path / "in.csv"), header=True)
-        labels = [r["label"] for r in frame.mapInPandas(score, schema=frame.schema.add("label", "string")).collect()]
-    finally:
-        spark.stop()
-    assert labels == kr.classify(kr.open_predictor(folder, int8=True), texts)
-
-
-@pytest.mark.slow
-@pytest.mark.ray
 def test_scale_bench_measures_the_three_paths(exported, emotion_dir, tmp_path):
     from ktrain_recipes.studies.scale_bench import run_scale_bench
 
