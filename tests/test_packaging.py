@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,8 @@ def test_pip_install_dot_gives_a_working_command(tmp_path):
     env = {**os.environ, "PYTHONPATH": ""}
     version = subprocess.run([str(venv / "bin" / "ktrain-recipes"), "--version"], capture_output=True, text=True,
                              env=env, cwd=tmp_path)
-    assert version.returncode == 0 and version.stdout.startswith("ktrain-recipes 0.2.0"), version.stderr[-1000:]
+    expected = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert version.returncode == 0 and version.stdout.startswith(f"ktrain-recipes {expected}"), version.stderr[-1000:]
     check = subprocess.run([str(venv / "bin" / "python"), "-c", "import ktrain_recipes, ktrain; "
                             "print(ktrain_recipes.RecipeConfig().model)"], capture_output=True, text=True, env=env,
                            cwd=tmp_path)

@@ -1,16 +1,16 @@
 """``ktrain-recipes serve``: serve a saved predictor over HTTP."""
 
 from ktrain_recipes.commands.flags import add_flags, settings_from_args
-from ktrain_recipes.service.settings import ServiceSettings
+from ktrain_recipes.service.settings import DEFAULT_HOST, DEFAULT_PORT, ServiceSettings
 
 HELP = "serve a saved predictor over HTTP: /predict, /health, /metrics, a web page (one process, or Ray Serve)"
 
 
 def add_arguments(p) -> None:
     add_flags(p, ServiceSettings)
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (another than this machine's own "
+    p.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (another than this machine's own "
                                                        "without an API key: a warning is printed)")
-    p.add_argument("--port", type=int, default=8000, help="port to listen on")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help="port to listen on")
 
 
 def uses_tensorflow(args) -> bool:

@@ -31,7 +31,7 @@ from ktrain_recipes.errors import RecipesError, note
 from ktrain_recipes.service.batcher import DeadlineExceeded, MicroBatcher, ModelCallFailed, QueueFull, ShuttingDown
 from ktrain_recipes.service.reloader import Reloader
 from ktrain_recipes.service.model import LoadedModel, load_model
-from ktrain_recipes.service.settings import ServiceSettings
+from ktrain_recipes.service.settings import DEFAULT_HOST, DEFAULT_PORT, ServiceSettings
 from ktrain_recipes.service.metrics import ServiceMetrics
 from ktrain_recipes.inference.text_rules import problem
 
@@ -289,7 +289,7 @@ def bind(host: str, port: int):
 DRAIN_MARGIN_S = 2.0
 
 
-def serve(settings: ServiceSettings, host: str = "127.0.0.1", port: int = 8000) -> None:
+def serve(settings: ServiceSettings, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
     """Load the predictor and serve it with uvicorn until SIGTERM or Ctrl-C, then drain: stop accepting, turn
     not-ready, answer what is in flight (up to ``settings.drain_s``) and exit."""
     import uvicorn

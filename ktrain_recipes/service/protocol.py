@@ -30,10 +30,12 @@ DISCARD_S = 1.0  # after a 431 for a head still coming in: how long its bytes ar
 
 @dataclass(frozen=True)
 class ConnectionLimits:
-    max_header_bytes: int = 32_768
-    max_headers: int = 100
-    header_timeout_s: float = 10.0
-    body_timeout_s: float = 30.0
+    """The per-connection bounds, from ``ServiceSettings`` (whose fields hold the defaults and check them)."""
+
+    max_header_bytes: int
+    max_headers: int
+    header_timeout_s: float
+    body_timeout_s: float
 
 
 class _Refused(Exception):

@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 from ktrain_recipes.batch_policy import MODEL_BATCH
 from ktrain_recipes.errors import RecipesError
 
+# where `serve` listens unless told otherwise: this machine only
+DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8000
+
 BACKENDS = ("auto", "int8", "ktrain")
 ENGINES = ("local", "ray")
 
