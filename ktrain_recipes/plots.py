@@ -57,6 +57,22 @@ def plot_history(history: dict):
     return fig
 
 
+def plot_lr_find(finder, skip_begin: int = 10, skip_end: int = 5):
+    """Plot a learning-rate finder's loss against the rate (log scale), as ktrain's ``learner.lr_plot`` does, with
+    its suggestion marked. ``finder``: a ``kr.LRFinder`` after its run (anything with ``lrs``, ``losses`` and
+    ``suggestion()``)."""
+    end = len(finder.lrs) - skip_end
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(finder.lrs[skip_begin:end], finder.losses[skip_begin:end])
+    ax.set(xscale="log", xlabel="learning rate (log scale)", ylabel="loss (smoothed)", title="learning-rate finder")
+    suggested = finder.suggestion(skip_begin, skip_end)
+    if suggested:
+        ax.axvline(suggested, color="red", linestyle="--", label=f"suggested: {suggested:.1e}")
+        ax.legend()
+    plt.close(fig)
+    return fig
+
+
 def plot_label_distribution(labels: list[str], label_names: list[str]):
     """Bar chart of how many examples each label has."""
     counts = [labels.count(name) for name in label_names]

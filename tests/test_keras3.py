@@ -1,0 +1,83 @@
+"""The Keras 3 pieces: the one-cycle schedule gives ktrain's rates step for step, and the LR finder raises the rate,
+stops at divergence and puts the model back as it was."""
+
+import math
+
+import numpy as np
+import pytest
+
+import ktrain_recipes as kr
+
+
+def ktrain_rates(max_lr: float, steps_per_epoch: int, epochs: int) -> list[float]:
+    """The rate of each step as ktrain's own CyclicLR sets it in fit_onecycle (momentum cycling off)."""
+    import tensorflow as tf
+    from ktrain.lroptimize.triangular import CyclicLR
+
+    model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+    model.compile(optimizer=tf.keras.optimizers.legacy.Adam(max_lr), loss="mse")
+    clr = CyclicLR(base_lr=max_lr / 10, max_lr=max_lr, step_size=math.ceil(steps_per_epoch * epochs / 2),
+                   reduce_on_plateau=0, max_momentum=None, min_momentum=None, verbose=0)
+    clr.set_model(model)
+    clr.on_train_begin()
+    rates = []
+    for batch in range(steps_per_epoch * epochs):
+        rates.append(float(tf.keras.backend.get_value(model.optimizer.lr)))
+        clr.on_batch_end(batch)
+    return rates
+
+
+@pytest.mark.parametrize("steps_per_epoch, epochs", [(10, 3), (7, 2), (500, 4), (1, 1)])
+def test_one_cycle_gives_ktrains_rate_at_every_step(steps_per_epoch, epochs):
+    schedule = kr.OneCycle(1e-4, steps_per_epoch, epochs)
+    ours = [float(schedule(t)) for t in range(steps_per_epoch * epochs)]
+    # float32 steps: equal to about 1e-5, closer than any step of the schedule to its neighbour
+    assert ours == pytest.approx(ktrain_rates(1e-4, steps_per_epoch, epochs), rel=1e-4)
+    assert ours[0] == pytest.approx(1e-5)
+    if steps_per_epoch * epochs > 2:
+        assert max(ours) == pytest.approx(1e-4, rel=1e-3)
+
+
+def test_one_cycle_round_trips_through_a_keras_file(tmp_path):
+    import keras
+
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    model.compile(optimizer=keras.optimizers.Adam(kr.OneCycle(3e-4, 20, 2)), loss="mse")
+    model.save(tmp_path / "m.keras")
+    loaded = keras.saving.load_model(tmp_path / "m.keras")
+    schedule = loaded.optimizer.learning_rate_schedule if hasattr(loaded.optimizer, "learning_rate_schedule") \
+        else loaded.optimizer._learning_rate
+    assert isinstance(schedule, kr.OneCycle) and schedule.get_config() == {"max_lr": 3e-4, "steps_per_epoch": 20,
+                                                                          "epochs": 2}
+
+
+def test_the_lr_finder_raises_the_rate_stops_at_divergence_and_restores_the_model():
+    import keras
+
+    keras.utils.set_random_seed(0)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(2048, 8)).astype("float32")
+    y = (x[:, 0] + x[:, 1] > 0).astype("int32")
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"), keras.layers.Dense(2)])
+    model.compile(optimizer=keras.optimizers.SGD(0.01),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    before = [w.copy() for w in model.get_weights()]
+    finder = kr.LRFinder(start_lr=1e-4, lr_mult=1.3, max_lr=1e4)
+    model.fit(x, y, batch_size=8, epochs=1, callbacks=[finder], verbose=0)
+    steps = len(finder.lrs)
+    assert 10 < steps < 2048 // 8  # it stopped by itself, well before the epoch's 256 steps
+    assert finder.lrs == pytest.approx([1e-4 * 1.3 ** i for i in range(steps)])
+    assert min(finder.losses) < finder.losses[0] and finder.losses[-1] > 2 * min(finder.losses)  # fell, then blew up
+    assert all(np.array_equal(a, b) for a, b in zip(before, model.get_weights()))  # it only looked
+    assert float(model.optimizer.learning_rate) == pytest.approx(0.01)
+    suggested = finder.suggestion()
+    assert 1e-4 < suggested < finder.lrs[int(np.argmin(finder.losses))]
+    fig = kr.plot_lr_find(finder)
+    assert fig.axes[0].get_xscale() == "log"
+
+
+def test_the_finder_refuses_settings_that_cannot_work():
+    with pytest.raises(ValueError, match="lr_mult > 1"):
+        kr.LRFinder(lr_mult=1.0)
+    with pytest.raises(ValueError, match="max_lr > 0"):
+        kr.OneCycle(0, 10, 1)
