@@ -81,7 +81,7 @@ test-fast: $(VENV)/.installed-dev $(SYSTEM)
 
 # Open the notebooks on your own machine: JupyterLab from the same environment (its kernel is this .venv).
 lab: $(VENV)/.installed-dev
-	$(BIN)/pip install --quiet -c constraints.txt jupyterlab
+	$(BIN)/pip install --quiet -c constraints.txt jupyterlab==4.6.6  # JupyterLab 4.6, on the pinned stack
 	$(BIN)/jupyter lab notebooks
 
 # The documentation site in build/site: README (home), docs/ and the notebooks with their committed outputs.
