@@ -9,6 +9,7 @@ ROW_KEYS = ["name", "train_examples_per_s", "val_accuracy", "val_macro_f1", "lat
             "throughput_per_s", "size_mb", "params", "peak_rss_mb"]
 
 
+@pytest.mark.slow
 def test_bench_tiny_mode_writes_json_table_and_chart(tiny_models, small_data, tmp_path):
     config = RecipeConfig(tiny_models["bert"], data=str(small_data), limit=48, eval_limit=30, epochs=1, smoke=True)
     result = run_bench(config, out=tmp_path / "bench", assets=tmp_path / "assets")

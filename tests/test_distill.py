@@ -88,6 +88,7 @@ def test_a_tiny_teacher_distils_into_a_saved_student(tiny_models, small_data, tm
     assert "int8, timed in alternation" in (tmp_path / "bench" / "bench.md").read_text()
 
 
+@pytest.mark.slow
 def test_a_predictor_whose_preprocessor_describes_another_model_is_not_saved(tiny_models, small_data, tmp_path):
     # the teacher's preprocessor with a cut student: ktrain would reload it with the teacher's layer count,
     # the missing layers random; the save refuses and writes nothing
@@ -104,6 +105,7 @@ def test_a_predictor_whose_preprocessor_describes_another_model_is_not_saved(tin
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["teacher"]
 
 
+@pytest.mark.slow
 def test_distill_ctrl_c_keeps_its_checkpoint_and_resume_goes_on(tiny_predictor, small_data, tmp_path, monkeypatch,
                                                                 capsys):
     from ktrain_recipes.training import train

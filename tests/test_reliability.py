@@ -114,6 +114,7 @@ def test_lone_surrogates_are_refused_in_one_line(exported, tmp_path, capsys):
 
 # 8, 30. Ray keeps the input's other columns as written, and classifies numeric-looking text as the local engine
 @pytest.mark.ray
+@pytest.mark.slow
 def test_ray_keeps_columns_as_text_like_the_local_engine(exported, tmp_path):
     from ktrain_recipes.inference.ray_scoring import predict_with_ray
 

@@ -139,6 +139,8 @@ def test_read_chunks_refuses_what_is_not_a_file(tmp_path):
         list(read_chunks(fifo))
 
 
+@pytest.mark.slow
+@pytest.mark.ray
 def test_scale_bench_measures_the_three_paths(exported, emotion_dir, tmp_path):
     from ktrain_recipes.studies.scale_bench import run_scale_bench
 
