@@ -220,3 +220,15 @@ def test_every_distill_setting_is_a_flag_with_its_fields_default():
     for f in dataclasses.fields(DistillSettings):
         assert flags[f.name].help == f.metadata["help"]
         assert flags[f.name].required if f.default is dataclasses.MISSING else flags[f.name].default == f.default
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["serve-bench", "--predictor", "p", "--seconds", "-1"], "--seconds must be a number of seconds above 0"),
+    (["serve-bench", "--predictor", "p", "--seconds", "nan"], "--seconds must be a number of seconds above 0"),
+    (["serve-bench", "--predictor", "p", "--concurrency", "0"], "--concurrency must be whole numbers"),
+    (["scale-bench", "--predictor", "p", "--in-memory", "-1"], "--in-memory must be at least 1"),
+])
+def test_bench_settings_out_of_range_are_one_line(argv, message, capsys):
+    assert cli.main(argv) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err

@@ -110,7 +110,8 @@ def test_overload_gets_only_200_429_and_503_and_accepted_requests_wait_a_bounded
     def p99(values):
         return sorted(values)[int(0.99 * len(values))]
 
-    flags = ("--max-queue", "16", "--max-concurrent", "8", "--timeout-ms", "2000", "--threads", "1")
+    flags = ("--max-queue", "16", "--max-batch", "16", "--max-concurrent", "8", "--timeout-ms", "2000",
+             "--threads", "1")
     with running(serve_args(exported, *flags)) as (url, _):
         at_capacity = asyncio.run(load(url, 200, 8))
         overload = asyncio.run(load(url, 1000, 128))

@@ -45,3 +45,22 @@ def test_a_key_file_that_is_a_fifo_is_refused_without_blocking(tmp_path, no_env_
     os.mkfifo(fifo)  # opening it for reading would wait for a writer for ever
     with pytest.raises(RecipesError, match="not a regular file"):
         ServiceSettings("p", api_key_file=str(fifo)).api_key()
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"max_queue": 10, "max_batch": 64}, r"--max-queue \(10\) must be at least --max-batch \(64\)"),
+    ({"cors_origin": "https://example.org/"}, "is not an origin"),
+    ({"cors_origin": "example.org"}, "is not an origin"),
+    ({"cors_origin": "https://example.org/app"}, "is not an origin"),
+])
+def test_settings_that_could_never_work_are_refused_where_written(settings, message):
+    with pytest.raises(RecipesError, match=message):
+        ServiceSettings("p", **settings)
+    assert ServiceSettings("p", cors_origin="https://example.org, http://localhost:3000").origins() == [
+        "https://example.org", "http://localhost:3000"]
+
+
+def test_an_ipv6_host_is_written_in_brackets_in_a_url():
+    from ktrain_recipes.service.settings import url_host
+
+    assert url_host("::") == "[::]" and url_host("::1") == "[::1]" and url_host("127.0.0.1") == "127.0.0.1"

@@ -18,6 +18,12 @@ def uses_tensorflow(args) -> bool:
 
 
 def run(args) -> None:
+    from ktrain_recipes.config import check_limit
+
+    check_limit(args.texts, "--texts")
+    check_limit(args.in_memory, "--in-memory")
+    if args.ray_texts != 0:  # 0 skips Ray
+        check_limit(args.ray_texts, "--ray-texts")
     from ktrain_recipes.studies.scale_bench import run_scale_bench
 
     run_scale_bench(args.predictor, args.data, args.texts, args.in_memory, args.ray_texts, args.work, args.out)

@@ -31,7 +31,7 @@ from ktrain_recipes.errors import RecipesError, note
 from ktrain_recipes.service.batcher import DeadlineExceeded, MicroBatcher, ModelCallFailed, QueueFull, ShuttingDown
 from ktrain_recipes.service.reloader import Reloader
 from ktrain_recipes.service.model import LoadedModel, load_model
-from ktrain_recipes.service.settings import DEFAULT_HOST, DEFAULT_PORT, ServiceSettings
+from ktrain_recipes.service.settings import DEFAULT_HOST, DEFAULT_PORT, ServiceSettings, url_host
 from ktrain_recipes.service.metrics import ServiceMetrics
 from ktrain_recipes.inference.text_rules import problem
 
@@ -305,7 +305,7 @@ def serve(settings: ServiceSettings, host: str = DEFAULT_HOST, port: int = DEFAU
     app = create_app(settings, model)
     port = sock.getsockname()[1]
     note(f"serving '{settings.predictor}' ({model.identity['backend']}, labels {', '.join(model.classifier.classes)}"
-         f", loaded in {time.perf_counter() - start:.1f} s) on http://{host}:{port}/  (API: /docs)")
+         f", loaded in {time.perf_counter() - start:.1f} s) on http://{url_host(host)}:{port}/  (API: /docs)")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
 
     class DrainingServer(uvicorn.Server):

@@ -20,7 +20,7 @@ import threading
 import time
 
 from ktrain_recipes.errors import RecipesError, note
-from ktrain_recipes.service.settings import ServiceSettings
+from ktrain_recipes.service.settings import ServiceSettings, url_host
 
 APP_NAME = "ktrain_recipes"
 
@@ -79,7 +79,7 @@ def serve_with_ray(settings: ServiceSettings, host: str, port: int) -> None:
         note(f"serving '{settings.predictor}' ({model.identity['backend']}, labels "
              f"{', '.join(model.classifier.classes)}) with Ray Serve, {settings.replicas} "
              f"replica{'s' * (settings.replicas > 1)}, ready in {time.perf_counter() - start:.1f} s, on "
-             f"http://{host}:{port}/  (API: /docs)")
+             f"http://{url_host(host)}:{port}/  (API: /docs)")
         while not stop.wait(0.5):
             pass
         note("stopping: letting the requests in flight finish")

@@ -83,6 +83,12 @@ class ServiceSettings:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not (least <= value <= most):
                 raise RecipesError(f"--{name.replace('_', '-')} must be a number from {least} to {most}, "
                                    f"got {value!r}")
+        if self.max_queue < self.max_batch:  # a full batch could never be queued: 429 for ever on an idle server
+            raise RecipesError(f"--max-queue ({self.max_queue}) must be at least --max-batch ({self.max_batch})")
+        for origin in self.origins():
+            if origin != "*" and (origin.endswith("/") or "://" not in origin or origin.count("/") > 2):
+                raise RecipesError(f"--cors-origin '{origin}' is not an origin: give scheme://host[:port], with no "
+                                   "path or trailing slash (a browser sends it so, e.g. https://example.org)")
 
     def api_key(self) -> str | None:
         """The API key: from ``api_key_file``, else $KTRAIN_RECIPES_API_KEY, else None (no key asked).
@@ -127,6 +133,11 @@ class ServiceSettings:
 
     def origins(self) -> list[str]:
         return [o.strip() for o in (self.cors_origin or "").split(",") if o.strip()]
+
+
+def url_host(host: str) -> str:
+    """``host`` as it goes in a URL: an IPv6 address in brackets (``http://[::]:8000/``)."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
 def _not_ascii(where: str) -> RecipesError:

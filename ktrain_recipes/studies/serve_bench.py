@@ -5,7 +5,7 @@ measured in one run on one machine:
 (b) our service (``serve``) with the ktrain backend;
 (c) our service with the int8 ONNX backend and micro-batching;
 (d, e) the same service on Ray Serve (``serve --engine ray``) with 1 and 2 replicas;
-(f) the single-process int8 service overloaded: 256 clients against a small queue (``--max-queue 32``).
+(f) the single-process int8 service overloaded: 256 clients against a small queue (``--max-queue 32 --max-batch 32``).
 
 Every level counts the answers by status: 429 and 503 are the service refusing work it cannot take in time;
 any other non-2xx is a failure.
@@ -35,7 +35,7 @@ SERVERS = {
     "c_service_int8": "our service, int8 ONNX + micro-batching",
     "d_ray_serve_1": "our service on Ray Serve, 1 replica (int8)",
     "e_ray_serve_2": "our service on Ray Serve, 2 replicas (int8)",
-    "f_overload": "our service, int8, overloaded (--max-queue 32, --max-concurrent 64)",
+    "f_overload": "our service, int8, overloaded (--max-queue 32, --max-batch 32, --max-concurrent 64)",
 }
 OVERLOAD = 256  # clients at the overload level (f)
 TEXTS = ["i feel so happy and relaxed today", "i am terrified of what comes next", "i feel so alone and miserable",
@@ -81,7 +81,7 @@ def _command(name: str, predictor: str, port: int) -> list[str]:
     if name in ("d_ray_serve_1", "e_ray_serve_2"):  # one model thread per replica, as (c) has one
         command += ["--engine", "ray", "--replicas", name[-1], "--threads", "1"]
     if name == "f_overload":
-        command += ["--max-queue", "32", "--max-concurrent", "64"]
+        command += ["--max-queue", "32", "--max-batch", "32", "--max-concurrent", "64"]
     return command
 
 
