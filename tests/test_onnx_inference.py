@@ -39,3 +39,22 @@ def test_cli_fast_flags(exported, small_data, capsys):
     assert capsys.readouterr().out.strip().endswith("\ti am happy")
     assert cli.main(["evaluate", "--predictor", str(exported), "--int8", "--data", str(small_data)]) == 0
     assert "accuracy" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("names", [["a", "b", "c", "d", "e"], ["a", "b", "c", "d", "e", "f", "g"]])
+def test_the_int8_path_refuses_a_manifest_naming_another_number_of_labels(exported, tmp_path, names):
+    """Served as it was, 5 names for 6 outputs gave 5 probabilities that no longer summed to 1 (the ktrain path
+    refused it already)."""
+    import json
+    import shutil
+
+    from predictor_copies import rewrite_manifest
+
+    folder = tmp_path / "edited"
+    shutil.copytree(exported, folder)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["label_names"] = names
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    rewrite_manifest(folder)  # as the folder's editor would: every checksum holds, the names do not fit
+    with pytest.raises(kr.RecipesError, match=f"outputs but the manifest names {len(names)} labels"):
+        load_int8_predictor(folder)

@@ -129,6 +129,10 @@ class OnnxPredictor:
         self.session, self.path = session, path
         self.inputs = manifest["onnx_inputs"]
         self.classes = list(manifest["label_names"])
+        outputs = session.get_outputs()[0].shape[-1]
+        if isinstance(outputs, int) and outputs != len(self.classes):  # probabilities would not match the names
+            raise RecipesError(f"'{folder}': the model has {outputs} outputs but the manifest names "
+                               f"{len(self.classes)} labels: re-run train")
         self.maxlen = int(manifest["maxlen"])
         self.pairs = manifest.get("pairs")
         self.identity = identity(folder, manifest, "int8" if self.int8 else "onnx-fp32")
