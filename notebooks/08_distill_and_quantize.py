@@ -191,8 +191,8 @@ kr.report_table(metrics)
 # `kr.distill` makes the calls above in one (with a checkpoint, `--resume` and the same checked save); the command
 # line's `python -m ktrain_recipes distill` runs it. The long runs below save their whole training state after every
 # epoch: after a Colab disconnect, run the cells above again and call the same `kr.distill(...)` with
-# `dataclasses.replace(config, ..., resume=True)` to go on from the last finished epoch, mid-schedule. With `alpha=1` the student learns from the labels alone, and
-# shows what the teacher adds.
+# `dataclasses.replace(config, ..., resume=True)` to go on from the last finished epoch, mid-schedule. With
+# `alpha=1` the student learns from the labels alone, and shows what the teacher adds.
 
 # %%
 alone = kr.distill(dataclasses.replace(config, out=config.out + "-labels"), dataclasses.replace(settings, alpha=1.0))
