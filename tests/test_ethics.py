@@ -222,3 +222,44 @@ def test_ethics_table_chooses_on_validation_and_shows_test_only_for_that_choice(
     assert "| deontology | not run yet |" in ethics_table.table(tmp_path)
     reference = ethics_table.chosen_on_test(tmp_path)
     assert "| justice | 30.0 (lr 5e-05, epoch 1) | 26.0 |" in reference and "deontology" not in reference
+
+
+def test_ethics_resume_is_checked_first_and_utilitarianism_says_it_cannot(ethics_dir, tiny_models, tmp_path, capsys):
+    common = ["--data", str(ethics_dir), "--model", tiny_models["bert"], "--epochs", "1", "--resume"]
+    assert cli.main(["ethics", "--task", "justice", "--out", str(tmp_path / "j"), *common]) == 1
+    assert "nothing to resume" in capsys.readouterr().err
+    assert cli.main(["ethics", "--task", "utilitarianism", "--out", str(tmp_path / "u"), *common]) == 1
+    assert "utilitarianism's ranker keeps no checkpoint yet" in capsys.readouterr().err
+    assert not (tmp_path / "j").exists() and not (tmp_path / "u").exists()
+
+
+@pytest.mark.slow
+def test_an_ethics_run_cut_in_epoch_2_resumes_with_its_first_epochs_scores(ethics_dir, tiny_models, tmp_path,
+                                                                           monkeypatch):
+    from ktrain_recipes.training import train
+
+    timer = train.epoch_timer
+
+    def ctrl_c_in_second_epoch(*args, **kwargs):
+        callback = timer(*args, **kwargs)
+        begin = callback.on_epoch_begin
+
+        def on_epoch_begin(epoch, logs=None):
+            if epoch == 1:
+                raise KeyboardInterrupt
+            begin(epoch, logs)
+
+        callback.on_epoch_begin = on_epoch_begin
+        return callback
+
+    args = ["ethics", "--task", "justice", "--data", str(ethics_dir), "--model", tiny_models["bert"], "--limit", "96",
+            "--eval-limit", "32", "--epochs", "2", "--lr", "1e-3", "--batch-size", "16", "--out", str(tmp_path / "j"),
+            "--json", str(tmp_path / "r.json")]
+    monkeypatch.setattr(train, "epoch_timer", ctrl_c_in_second_epoch)
+    assert cli.main(args) == 0  # Ctrl-C keeps the best epoch so far and saves it, marked interrupted
+    assert (tmp_path / ".j.resume" / "run.json").is_file()
+    monkeypatch.setattr(train, "epoch_timer", timer)
+    assert cli.main(args + ["--resume"]) == 0
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert [e["epoch"] for e in result["val_per_epoch"]] == [1, 2]  # epoch 1's scores came from the checkpoint
+    assert not (tmp_path / ".j.resume").exists()
