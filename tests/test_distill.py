@@ -110,19 +110,10 @@ def test_distill_ctrl_c_keeps_its_checkpoint_and_resume_goes_on(tiny_predictor, 
                                                                 capsys):
     from ktrain_recipes.training import train
 
+    from interrupts import ctrl_c_at_epoch
+
     timer = train.epoch_timer
-
-    def ctrl_c_in_second_epoch(*args, **kwargs):
-        callback = timer(*args, **kwargs)
-        begin = callback.on_epoch_begin
-
-        def on_epoch_begin(epoch, logs=None):
-            if epoch == 1:
-                raise KeyboardInterrupt
-            begin(epoch, logs)
-
-        callback.on_epoch_begin = on_epoch_begin
-        return callback
+    ctrl_c_in_second_epoch = ctrl_c_at_epoch(timer, epoch=1)
 
     out = tmp_path / "student"
     config = RecipeConfig(data=str(small_data), out=str(out), limit=64, eval_limit=32, epochs=2, batch_size=16,

@@ -238,19 +238,10 @@ def test_an_ethics_run_cut_in_epoch_2_resumes_with_its_first_epochs_scores(ethic
                                                                            monkeypatch):
     from ktrain_recipes.training import train
 
+    from interrupts import ctrl_c_at_epoch
+
     timer = train.epoch_timer
-
-    def ctrl_c_in_second_epoch(*args, **kwargs):
-        callback = timer(*args, **kwargs)
-        begin = callback.on_epoch_begin
-
-        def on_epoch_begin(epoch, logs=None):
-            if epoch == 1:
-                raise KeyboardInterrupt
-            begin(epoch, logs)
-
-        callback.on_epoch_begin = on_epoch_begin
-        return callback
+    ctrl_c_in_second_epoch = ctrl_c_at_epoch(timer, epoch=1)
 
     args = ["ethics", "--task", "justice", "--data", str(ethics_dir), "--model", tiny_models["bert"], "--limit", "96",
             "--eval-limit", "32", "--epochs", "2", "--lr", "1e-3", "--batch-size", "16", "--out", str(tmp_path / "j"),
