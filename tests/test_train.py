@@ -65,6 +65,8 @@ def test_a_run_killed_in_epoch_2_resumes_mid_schedule_as_if_never_cut(tiny_model
     cut = train(common + out, tmp_path / "cut.lr", kill_at="1:4")
     assert cut.returncode == -9  # killed, as a lost runtime is: no handler ran
     assert not (tmp_path / "cut").exists() and (tmp_path / ".cut.resume" / "run.json").is_file()
+    first_leg = json.loads((tmp_path / ".cut.resume" / "run.json").read_text())["train_seconds"]
+    assert first_leg > 0  # the epoch that finished before the kill is counted
     before = steps(tmp_path / "cut.lr")
     resumed = train(common + out + ["--resume"], tmp_path / "resumed.lr")
     assert resumed.returncode == 0, resumed.stderr[-2000:]
@@ -81,7 +83,7 @@ def test_a_run_killed_in_epoch_2_resumes_mid_schedule_as_if_never_cut(tiny_model
 
     a, b = (json.loads((tmp_path / name / "metrics.json").read_text()) for name in ("whole", "cut"))
     assert a["optimizer_steps"] == b["optimizer_steps"] == len(reference)
-    assert b["epochs_completed"] == 3 and len(b["history"]["loss"]) == 3
+    assert b["epochs_completed"] == 3 and len(b["history"]["loss"]) == 3 and b["train_seconds"] > first_leg
     assert abs(a["accuracy"] - b["accuracy"]) <= 0.005, (a["accuracy"], b["accuracy"])
     assert not (tmp_path / ".cut.resume").exists()  # a finished run removes its checkpoint
 

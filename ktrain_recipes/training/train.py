@@ -295,7 +295,13 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
     few = few_steps_note(learner.train_data.nsamples(), learner.batch_size, epochs)
     if few:
         note(few)
-    timer = epoch_timer(record, after_epoch=checkpoint.write if checkpoint else None)
+    leg_base, start = (record or {}).get("train_seconds", 0.0), time.perf_counter()
+
+    def keep(done: dict) -> None:  # every epoch's record counts this leg's seconds so far: a cut loses none
+        done["train_seconds"] = leg_base + time.perf_counter() - start
+        checkpoint.write(done)
+
+    timer = epoch_timer(record, after_epoch=keep if checkpoint else None)
     record = timer.record
     record.setdefault("per_epoch", [])
     average = weight_average(average_last, epochs)
@@ -306,7 +312,7 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
     # Resume trims, never behind
     callbacks = list(callbacks or []) + [timer] + (checkpoint.callbacks(record) if checkpoint else []) + \
         [resume, average, tf.keras.callbacks.TerminateOnNaN()]
-    start, interrupted = time.perf_counter(), False
+    interrupted = False
     try:
         with resumed_schedule(resume):
             learner.fit_onecycle(lr, epochs, callbacks=callbacks, class_weight=class_weight)
@@ -325,7 +331,7 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
     if any(not math.isfinite(v) for v in losses):
         raise RecipesError(f"training diverged (the loss became NaN at lr {lr}): try a lower --lr; nothing "
                            "was saved")
-    record["train_seconds"] += time.perf_counter() - start
+    record["train_seconds"] = leg_base + time.perf_counter() - start
     record["optimizer_steps"] = int(learner.model.optimizer.iterations.numpy()) - record.get("start_iterations", 0)
     if checkpoint:
         checkpoint.write(record)
