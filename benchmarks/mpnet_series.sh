@@ -27,10 +27,11 @@ if [ ! -f "$results/lr_find.json" ]; then
   "$python" benchmarks/lr_find.py mpnet "$results" --texts 3200 --batch-size 16
 fi
 
-# 2. MPNet on all 16,000 emotion texts (registry defaults: batch 16, lr 5e-5, 3 epochs)
+# 2. MPNet on all 16,000 emotion texts (registry defaults: batch 16, lr 5e-5, 3 epochs; EMOTION_EPOCHS to change)
 if [ ! -f "$results/emotion.json" ]; then
   echo "$(stamp) start emotion"
-  go_on "$work/emotion" "$python" -m ktrain_recipes train --model mpnet --data "$EMOTION_DATA" --seed 42
+  go_on "$work/emotion" "$python" -m ktrain_recipes train --model mpnet --data "$EMOTION_DATA" --seed 42 \
+    --epochs "${EMOTION_EPOCHS:-3}"
   "$python" -m ktrain_recipes export --predictor "$work/emotion"
   cp "$work/emotion/metrics.json" "$results/emotion.json"
   echo "$(stamp) done emotion"

@@ -38,5 +38,6 @@ NotebookClient(nb, timeout=None, kernel_name="python3", record_timing=False,
                resources={"metadata": {"path": str(path.parent)}}).execute()
 clean_outputs.clean(nb)
 nb.metadata["ktrain_recipes"] = {"executed_sources_sha256": sync.sources_digest(sync.cells(nb))}
+sync.record_written(nb)
 nbformat.write(nb, path)
 print(f"executed {path} in {time.time() - start:.0f} s")

@@ -113,6 +113,26 @@ def sources_digest(cell_list: list[tuple[str, str]]) -> str:
     return hashlib.sha256(json.dumps(code).encode()).hexdigest()
 
 
+def cells_digest(nb) -> str:
+    """The sha256 of every cell's type and source: recorded when a notebook is written, to see later edits."""
+    return hashlib.sha256(json.dumps([list(c) for c in cells(nb)]).encode()).hexdigest()
+
+
+def edited_in_jupyter(path: Path, wanted) -> bool:
+    """True when the .ipynb at ``path`` was changed in Jupyter or Colab since it was written, and rebuilding it as
+    ``wanted`` would lose that change. A notebook written before the record was kept is taken as unedited."""
+    if not path.exists():
+        return False
+    old = nbformat.read(path, as_version=4)
+    recorded = old.metadata.get("ktrain_recipes", {}).get("written_cells_sha256")
+    return recorded is not None and recorded != cells_digest(old) and cells(old) != cells(wanted)
+
+
+def record_written(nb) -> None:
+    """Record the cells ``nb`` is written with (``edited_in_jupyter`` compares them)."""
+    nb.metadata.setdefault("ktrain_recipes", {})["written_cells_sha256"] = cells_digest(nb)
+
+
 def executed_digest(nb) -> str | None:
     """The sources digest notebooks/execute.py recorded when it made the notebook's outputs, if any."""
     return nb.metadata.get("ktrain_recipes", {}).get("executed_sources_sha256")
@@ -135,7 +155,8 @@ def build(source: Path) -> nbformat.NotebookNode:
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
     if fresh:
-        nb.metadata["ktrain_recipes"] = old.metadata["ktrain_recipes"]
+        nb.metadata["ktrain_recipes"] = {"executed_sources_sha256": executed_digest(old)}
+    record_written(nb)
     return nb
 
 
@@ -158,16 +179,21 @@ def write_generated() -> None:
 
 
 def from_ipynb(names: list[str]) -> None:
-    """Bring edits made to .ipynb files in Jupyter or Colab back to their .py sources (all, or ``names``)."""
+    """Bring edits made to .ipynb files in Jupyter or Colab back to their .py sources (all, or ``names``). A
+    generated notebook's edit is refused, before any source is written, naming every edited notebook."""
+    edited = []
     for source in sources():
         if names and source.stem not in names and source.name not in names and f"{source.stem}.ipynb" not in names:
             continue
         nb = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
-        if cells(nb) == cells(read_source(source)[0]):
-            continue
-        if source.stem in step_by_step_names():
-            sys.exit(f"error: notebooks/{source.stem}.ipynb was edited, and it is generated: make the edit in "
-                     f"notebooks/shared/step_by_step.py.in or [{source.stem}] in notebooks/shared/step_by_step.toml")
+        if cells(nb) != cells(read_source(source)[0]):
+            edited.append((source, nb))
+    generated = [source.stem for source, _ in edited if source.stem in step_by_step_names()]
+    if generated:
+        sys.exit(f"error: {', '.join(f'notebooks/{g}.ipynb' for g in generated)} edited, and generated: make "
+                 "the edit in notebooks/shared/step_by_step.py.in or its values in notebooks/shared/step_by_step.toml"
+                 f"; nothing written (edited too: {', '.join(s.stem for s, _ in edited) or 'none'})")
+    for source, nb in edited:
         header = jupytext.read(source).metadata
         for cell in nb.cells:
             cell.pop("id", None)
@@ -182,10 +208,17 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--from-ipynb"]:
         from_ipynb(sys.argv[2:])
         sys.exit()
+    chosen = [source for source in sources()
+              if len(sys.argv) == 1 or source.stem in sys.argv[1:] or source.name in sys.argv[1:]]
+    # an .ipynb edited in Jupyter since it was written would be replaced by its .py: refuse before writing any
+    lost = [s.with_suffix(".ipynb").name for s in chosen
+            if edited_in_jupyter(s.with_suffix(".ipynb"), read_source(s)[0])]
+    if lost:
+        sys.exit(f"error: {', '.join(lost)} changed in Jupyter since make notebooks wrote it, and rebuilding from "
+                 "the .py would lose the change: run make notebooks-from-ipynb first (or delete the .ipynb to "
+                 "drop the change); nothing written")
     write_generated()
-    for source in sources():
-        if len(sys.argv) > 1 and source.stem not in sys.argv[1:] and source.name not in sys.argv[1:]:
-            continue
+    for source in chosen:
         nb, changed = read_source(source)
         if changed:  # the .py's install cell follows the shared one
             jupytext.write(nb, source, fmt="py:percent")

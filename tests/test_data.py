@@ -182,6 +182,17 @@ def test_a_byte_order_mark_is_dropped_and_a_bad_byte_is_named_by_line_and_offset
         read_texts(tmp_path / "bad.txt")
 
 
+def test_a_utf16_file_is_named_and_its_mark_dropped_when_its_encoding_is_given(tmp_path):
+    path = tmp_path / "wide.txt"
+    path.write_bytes("\ufeffhello\nworld\n".encode("utf-16-le"))
+    with pytest.raises(RecipesError, match="starts with a UTF-16 byte-order mark: give --encoding utf-16"):
+        read_texts(path)  # utf-8 by default (latin-1 would read the mark as two letters)
+    with pytest.raises(RecipesError, match="UTF-16 byte-order mark"):
+        read_texts(path, encoding="latin-1")
+    assert list(read_texts(path, encoding="utf-16-le")["text"]) == ["hello", "world"]
+    assert list(read_texts(path, encoding="utf-16")["text"]) == ["hello", "world"]
+
+
 def test_without_the_hub_or_a_folder_the_shipped_slice_is_used_and_said(monkeypatch, capsys):
     import hashlib
     import re

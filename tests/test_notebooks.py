@@ -207,6 +207,42 @@ def test_an_edit_made_in_jupyter_comes_back_to_the_source(tmp_path):
     assert result.returncode == 1 and "step_by_step.py.in" in result.stderr
 
 
+def edit_in_jupyter(path: Path, line: str) -> None:
+    nb = nbformat.read(path, as_version=4)
+    next(c for c in nb.cells if c.cell_type == "code" and c.source != sync.INSTALL).source += "\n" + line
+    nbformat.write(nb, path)
+
+
+def test_make_notebooks_refuses_to_lose_an_edit_made_in_jupyter(tmp_path):
+    folder = copy_notebooks(tmp_path)
+    assert all(nbformat.read(p, as_version=4).metadata["ktrain_recipes"]["written_cells_sha256"]
+               for p in folder.glob("*.ipynb"))  # every committed notebook carries the record
+    for name in ("00_quickstart", "06_reuse_predictor"):
+        edit_in_jupyter(folder / f"{name}.ipynb", "print('my edit')")
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    result = run_sync(folder)
+    assert result.returncode == 1
+    assert "00_quickstart.ipynb, 06_reuse_predictor.ipynb changed in Jupyter" in result.stderr
+    assert "make notebooks-from-ipynb" in result.stderr
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before  # nothing written
+    result = run_sync(folder, "--from-ipynb")  # the edits come back to the sources ...
+    assert result.returncode == 0, result.stderr
+    assert run_sync(folder).returncode == 0  # ... and then the notebooks rebuild, the edits kept
+    assert "print('my edit')" in (folder / "06_reuse_predictor.ipynb").read_text()
+
+
+def test_bringing_edits_back_refuses_a_generated_notebook_before_writing_any(tmp_path):
+    folder = copy_notebooks(tmp_path)
+    for name in ("00_quickstart", "01_bert_emotion", "05_compare_models"):
+        edit_in_jupyter(folder / f"{name}.ipynb", "print('my edit')")
+    before = {p.name: p.read_bytes() for p in folder.glob("*.py")}
+    result = run_sync(folder, "--from-ipynb")
+    assert result.returncode == 1
+    assert "notebooks/01_bert_emotion.ipynb edited, and generated" in result.stderr
+    assert "edited too: 00_quickstart, 01_bert_emotion, 05_compare_models" in result.stderr
+    assert {p.name: p.read_bytes() for p in folder.glob("*.py")} == before
+
+
 def test_execute_cleans_its_own_outputs(tmp_path):
     import subprocess
     import sys

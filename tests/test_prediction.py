@@ -14,10 +14,20 @@ from ktrain_recipes.inference.prediction import check_texts
     (None, "at least one text"),
     (["\x00\x00"], "text 0 is empty or only whitespace/invisible"),
     (["ok", "\u200b\u200b"], "text 1 is empty"),
+    # letters and marks that print as nothing (Hangul fillers, blank Braille, a variation selector, lone marks)
+    (["ok", "\u3164\u3164"], "text 1 is empty"),
+    (["\u115f"], "text 0 is empty"),
+    (["\uffa0 \u2800"], "text 0 is empty"),
+    (["\ufe0f"], "text 0 is empty"),
+    (["\u0301\u0308"], "text 0 is empty"),
 ])
 def test_bad_prediction_input_is_rejected(texts, message):
     with pytest.raises(RecipesError, match=message):
         check_texts(texts)
+
+
+def test_a_letter_with_its_marks_is_a_text():
+    assert check_texts(["e\u0301", "\u2764\ufe0f", "\ud55c\uae00"]) == ["e\u0301", "\u2764\ufe0f", "\ud55c\uae00"]
 
 
 def test_a_single_string_is_a_list_of_one():

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import ktrain_recipes as kr
+from ktrain_recipes import RecipesError
 from ktrain_recipes.inference.onnx_inference import export_onnx, load_int8_predictor
 from ktrain_recipes.segments import takes_segment_ids
 
@@ -83,6 +84,14 @@ def test_a_pair_predictor_records_and_reloads_its_segment_ids(pair_predictor):
     with_ids, without = fed_both_ways(model, enc)
     # the predictor's answers are those of the model fed the segment ids, not of the model fed without them
     assert distance(probs, with_ids) * 10 < distance(probs, without)
+
+
+def test_single_texts_given_to_a_pair_predictor_are_refused(pair_predictor):
+    with pytest.raises(RecipesError, match="classifies sentence pairs, and was given single texts"):
+        kr.classify(kr.load_checked_predictor(pair_predictor), [PAIRS[0][0]])
+    with pytest.raises(RecipesError, match="classifies sentence pairs"):
+        kr.classify(load_int8_predictor(pair_predictor), [PAIRS[0][0]])
+    assert len(kr.classify(load_int8_predictor(pair_predictor), PAIRS)) == len(PAIRS)
 
 
 def fed_both_ways(model, enc):

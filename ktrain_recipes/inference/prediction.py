@@ -58,6 +58,9 @@ def classify(predictor, texts, proba: bool = False, chunk: int = CLASSIFY_CHUNK)
     texts = check_texts(texts)
     if getattr(model, "pairs", None) is False and isinstance(texts[0], tuple):
         raise RecipesError("this predictor classifies single texts, and was given text pairs: pass strings")
+    if getattr(model, "pairs", None) is True and not isinstance(texts[0], tuple):
+        raise RecipesError("this predictor classifies sentence pairs, and was given single texts: pass (first, "
+                           "second) pairs (on the command line, --pair-column names the second sentence's column)")
     texts = [tuple(cut(p, model.maxlen) for p in t) if isinstance(t, tuple) else cut(t, model.maxlen)
              for t in texts]
     lengths = np.array(token_lengths(model.tokenizer, texts))

@@ -153,6 +153,11 @@ def _jsonl_chunks(path: Path, encoding: str, chunk_size: int) -> Iterator:
         yield pd.DataFrame(rows)
 
 
+# checked longest first: a UTF-32-LE mark begins with UTF-16-LE's
+_WIDE_MARKS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
+               (b"\xfe\xff", "UTF-16"))
+
+
 def _decoded_lines(path: Path, encoding: str) -> Iterator[str]:
     """The file's lines (split at \n only), each decoded; a byte that is not valid names its line and offset."""
     import codecs
@@ -163,9 +168,15 @@ def _decoded_lines(path: Path, encoding: str) -> Iterator[str]:
         raise RecipesError(f"unknown --encoding {encoding!r}: try utf-8 or latin-1") from None
     if wide:  # a newline is several bytes: let Python's reader split the lines
         with open(path, encoding=encoding, newline="\n") as f:
-            yield from f
+            for number, line in enumerate(f, 1):  # utf-16-le/-be keep the byte-order mark: drop it
+                yield line.removeprefix("\ufeff") if number == 1 else line
         return
     with open(path, "rb") as f:
+        head = f.read(4)
+        f.seek(0)
+        for mark, name in _WIDE_MARKS:
+            if head.startswith(mark):
+                raise RecipesError(f"{path} starts with a {name} byte-order mark: give --encoding {name.lower()}")
         offset = 0
         for number, raw in enumerate(f, 1):
             try:

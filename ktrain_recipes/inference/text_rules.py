@@ -14,9 +14,20 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 CHARS_PER_TOKEN = 100
 
 
+# Letters and symbols that print as nothing: the Hangul fillers, the blank Braille pattern and the Khmer inherent
+# vowels. The tokenizer drops most of them, so a text made only of these (and of marks) has nothing to read.
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u17b4\u17b5")
+
+
+def _invisible(ch: str) -> bool:
+    # Mn/Me: combining marks and variation selectors (U+FE0F), which modify a character but are none on their own
+    return ch.isspace() or ch in _FILLERS or unicodedata.category(ch) in ("Cc", "Cf", "Zs", "Zl", "Zp", "Mn", "Me")
+
+
 def is_blank(text: str) -> bool:
-    """True for text with nothing to read: whitespace, NULs, zero-width and other invisible characters."""
-    return all(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Zs", "Zl", "Zp") for ch in text)
+    """True for text with nothing to read: whitespace, NULs, zero-width and other invisible characters (fillers,
+    variation selectors, combining marks with nothing to combine with)."""
+    return all(_invisible(ch) for ch in text)
 
 
 def unreadable(text: str) -> str | None:
