@@ -88,6 +88,34 @@ def test_a_tiny_teacher_distils_into_a_saved_student(tiny_models, small_data, tm
     assert "int8, timed in alternation" in (tmp_path / "bench" / "bench.md").read_text()
 
 
+def test_a_student_of_another_tokenizer_reads_with_its_own_and_is_taught_row_for_row(tiny_predictor, tiny_models,
+                                                                                      small_data, tmp_path):
+    """A BERT teacher, a RoBERTa student (another vocabulary, no segment ids): each text's teacher logits, computed
+    on the teacher's reading of it, reach that text in the student's batches."""
+    from ktrain_recipes.training.distill import teacher_logits_for
+
+    teacher = kr.load_checked_predictor(tiny_predictor)
+    texts = ["i feel fine", "a much longer text about how awful and lonely and sad i feel today", "joy", "so angry"]
+    logits = teacher_logits_for(teacher.model, teacher.preproc, texts, [0] * len(texts))
+    probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    assert np.allclose(probs, teacher.predict(texts, return_proba=True), atol=1e-5)  # in the order of the texts
+    out = tmp_path / "student"
+    assert cli.main(["distill", "--teacher", str(tiny_predictor), "--student", tiny_models["roberta"], "--layers",
+                     "2", "--data", str(small_data), "--epochs", "1", "--lr", "1e-3", "--batch-size", "16",
+                     "--out", str(out)]) == 0
+    student = kr.load_checked_predictor(out)
+    from transformers import AutoTokenizer
+
+    assert student.preproc.get_tokenizer().get_vocab() == AutoTokenizer.from_pretrained(
+        tiny_models["roberta"]).get_vocab() != teacher.preproc.get_tokenizer().get_vocab()
+    assert type(student.model).__name__ == "TFRobertaForSequenceClassification"
+    assert len(encoder_layers(student.model)) == 2 and student.preproc.maxlen == teacher.preproc.maxlen
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["distillation"]["layer_map"] == [0, 1] and metrics["settings"]["model"] == tiny_models["roberta"]
+    assert json.loads((out / "manifest.json").read_text())["segment_ids"] is False
+    assert cli.main(["predict", "--predictor", str(out), "i am happy"]) == 0
+
+
 @pytest.mark.slow
 def test_a_predictor_whose_preprocessor_describes_another_model_is_not_saved(tiny_models, small_data, tmp_path):
     # the teacher's preprocessor with a cut student: ktrain would reload it with the teacher's layer count,

@@ -31,9 +31,13 @@ class DistillSettings:
     """What distillation adds to a RecipeConfig (whose ``model`` is then ignored); checked when made."""
 
     teacher: str = field(metadata={"help": "a predictor folder written by train"})
-    layers: int = field(default=3, metadata={"help": "encoder layers of the student (every other teacher layer)"})
+    layers: int = field(default=3, metadata={
+        "help": "encoder layers of the student (every other layer of the checkpoint it is cut from; a student of "
+                "another tokenizer given its own layer count is used whole)"})
     student: str | None = field(default=None, metadata={
-        "help": "pretrained checkpoint to cut (default: the one the teacher was fine-tuned from)", "parse": str})
+        "help": "pretrained checkpoint to cut (default: the one the teacher was fine-tuned from); one of another "
+                "vocabulary (an MPNet teacher, a MiniLM student) reads the texts with its own tokenizer",
+        "parse": str})
     temperature: float = field(default=7.0, metadata={
         "help": "softens the teacher's probabilities (7 won a grid of T {2, 7} x alpha {0.1, 0.5} on emotion)"})
     alpha: float = field(default=0.5, metadata={
@@ -62,15 +66,13 @@ class DistillSettings:
                                "lower --alpha, or leave --augment out")
 
 
-def _check_same_tokenizer(student: str, teacher_tokenizer) -> None:
-    """The student is fed the teacher's token ids: refuse a student checkpoint whose vocabulary differs."""
+def same_tokenizer(student: str, teacher_tokenizer) -> bool:
+    """Whether the student checkpoint reads texts with the teacher's vocabulary (then it is fed the teacher's token
+    ids; otherwise it reads the texts with its own tokenizer, and the teacher's logits are joined to it by text)."""
     from ktrain_recipes.data.maxlen import load_tokenizer
     from ktrain_recipes.models import resolve_model
 
-    if load_tokenizer(resolve_model(student)).get_vocab() != teacher_tokenizer.get_vocab():
-        raise RecipesError(f"--student {student} has another tokenizer than the teacher, and would be fed the "
-                           "teacher's token ids: choose a student of the teacher's family (or leave --student out "
-                           "to cut the teacher's own checkpoint)")
+    return load_tokenizer(resolve_model(student)).get_vocab() == teacher_tokenizer.get_vocab()
 
 
 def encoder_layers(model) -> list:
@@ -97,11 +99,19 @@ def layer_map(teacher_layers: int, student_layers: int) -> list[int]:
     return mapping
 
 
-def cut_layers(model, layers: int):
+def layer_count(config) -> int:
+    """The number of encoder layers a model's config declares."""
+    return getattr(config, "n_layers", None) or config.num_hidden_layers
+
+
+def cut_layers(model, layers: int, whole: bool = False):
     """Return a ``layers``-layer copy of a BERT-family classifier that keeps every other encoder layer
-    (teacher layer ``map[i]`` becomes layer ``i``) and all other weights; also return the layer map."""
+    (teacher layer ``map[i]`` becomes layer ``i``) and all other weights; also return the layer map.
+    ``whole``: a ``layers`` equal to the model's own count returns the model itself, uncut."""
     from transformers import TFAutoModelForSequenceClassification
 
+    if whole and layers == layer_count(model.config):
+        return model, list(range(layers))
     config = model.config.__class__.from_dict(model.config.to_dict())
     key = "n_layers" if hasattr(config, "n_layers") else "num_hidden_layers"
     mapping = layer_map(getattr(config, key), layers)
@@ -148,6 +158,14 @@ def label_accuracy(num_labels: int):
     return accuracy
 
 
+def teacher_logits_for(teacher, preproc, texts: list, ids: list) -> np.ndarray:
+    """The teacher's logits for ``texts`` read with the teacher's own preprocessor, in the order of ``texts``:
+    what a student of another tokenizer is taught, row for row."""
+    from ktrain_recipes.training.batching import bucket_batches
+
+    return teacher_logits(teacher, bucket_batches(preproc.preprocess_test(texts, ids, verbose=0)))
+
+
 def teacher_logits(teacher, dataset) -> np.ndarray:
     """The teacher's logits for every example of a bucketed dataset, in its order."""
     import tensorflow as tf
@@ -177,17 +195,19 @@ def teacher_base(teacher: str) -> str:
     return read_metrics(teacher).get("settings", {}).get("model", "minilm")
 
 
-def pack_targets(teacher_model, *datasets) -> None:
+def pack_targets(teacher_model, *datasets, logits: list | None = None) -> None:
     """Put the teacher's logits beside each example's one-hot label, in place: ktrain's transformer datasets take
-    any target array, so ``fit_onecycle`` trains on ``[labels | teacher logits]`` unchanged."""
-    for data in datasets:
-        data.y = np.concatenate([data.y.astype(np.float32), teacher_logits(teacher_model, data)], axis=1)
+    any target array, so ``fit_onecycle`` trains on ``[labels | teacher logits]`` unchanged. ``logits``: one array
+    per dataset, computed elsewhere (``teacher_logits_for``, for a student of another tokenizer)."""
+    for i, data in enumerate(datasets):
+        z = logits[i] if logits is not None else teacher_logits(teacher_model, data)
+        data.y = np.concatenate([data.y.astype(np.float32), z], axis=1)
 
 
 def ready_for_prediction(model, preproc):
     """The trained student and a preprocessor for ``ktrain.get_predictor``: compiled with a plain loss (its
-    packed-target loss means nothing to a predictor) and a copy of the teacher's preprocessor holding the student's
-    config, because ktrain rebuilds a saved model from its preprocessor's config."""
+    packed-target loss means nothing to a predictor) and a copy of the preprocessor it was trained with, holding the
+    student's config, because ktrain rebuilds a saved model from its preprocessor's config."""
     import tensorflow as tf
 
     model.compile(optimizer="adam", loss=tf.keras.losses.CategoricalCrossentropy(from_logits=True))
@@ -221,7 +241,9 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
 
     The run is ``run_recipe``'s (``start_run`` and ``train_and_save``: checkpoint, ``--resume``, staged save);
     distillation adds only the student, its targets (labels beside the teacher's logits) and its loss.
-    ``config.maxlen`` must stay 'auto': the student reads texts with the teacher's tokenizer and maxlen.
+    ``config.maxlen`` must stay 'auto': the student reads texts with the teacher's maxlen, and with the teacher's
+    tokenizer unless ``settings.student`` has another vocabulary (then its own tokenizer reads the same texts, and
+    the teacher's logits, computed on the teacher's reading, are joined to them by text).
     Returns metrics.json's content (with ``distillation``: teacher, T, alpha, layer map).
     """
     import ktrain
@@ -230,7 +252,8 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
 
     from ktrain_recipes.training.batching import bucket_batches
     from ktrain_recipes.predictor.loading import load_checked_predictor
-    from ktrain_recipes.training.recipe import run_identity, start_run, train_and_save
+    from ktrain_recipes.models import resolve_model
+    from ktrain_recipes.training.recipe import run_identity, start_run, train_and_save, transformer_preprocessor
     from ktrain_recipes.training.train import set_seed
 
     if config.maxlen != "auto":
@@ -246,16 +269,22 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     if list(ds.label_names) != list(teacher_predictor.get_classes()):
         raise RecipesError(f"the data's labels ({', '.join(ds.label_names)}) differ from the teacher's "
                            f"({', '.join(teacher_predictor.get_classes())}): distil on the teacher's data")
-    if settings.student:
-        _check_same_tokenizer(settings.student, t.get_tokenizer())
+    own = settings.student is not None and not same_tokenizer(settings.student, t.get_tokenizer())
+    # the student's reader: the teacher's, or for a student of another vocabulary its own at the teacher's maxlen
+    s = transformer_preprocessor(resolve_model(settings.student), t.maxlen, list(t.get_classes()),
+                                 t.batch_size) if own else t
     set_seed(config.seed)
     texts, ids = with_copies(list(run.train[0]), list(ds.label_ids(run.train[1])), settings.augment, config.seed,
-                             t.get_tokenizer().mask_token or "[MASK]")
-    trn = bucket_batches(t.preprocess_train(texts, ids, verbose=0), config.seed)
-    val_data = bucket_batches(t.preprocess_test(run.val[0], ds.label_ids(run.val[1]), verbose=0), config.seed)
+                             s.get_tokenizer().mask_token or "[MASK]")
+    val_ids = list(ds.label_ids(run.val[1]))
+    trn = bucket_batches(s.preprocess_train(texts, ids, verbose=0), config.seed)
+    val_data = bucket_batches(s.preprocess_test(run.val[0], val_ids, verbose=0), config.seed)
     n = len(ds.label_names)
-    student, mapping = cut_layers(pretrained_classifier(settings.student or teacher_model, n), settings.layers)
-    pack_targets(teacher_predictor.model, trn, val_data)
+    student, mapping = cut_layers(pretrained_classifier(settings.student or teacher_model, n), settings.layers,
+                                  whole=own)
+    logits = [teacher_logits_for(teacher_predictor.model, t, texts, ids),
+              teacher_logits_for(teacher_predictor.model, t, list(run.val[0]), val_ids)] if own else None
+    pack_targets(teacher_predictor.model, trn, val_data, logits=logits)
     originals = len(run.train[0])
     if settings.augment:
         run.train = (texts, list(run.train[1]) + [run.train[1][0]] * (len(texts) - originals))  # n_train counts all
@@ -275,4 +304,4 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
                 "layers": settings.layers, "student": settings.student, "temperature": settings.temperature,
                 "alpha": settings.alpha, "augment": settings.augment, **run_identity(run)}
     run.config = dataclasses.replace(config, model=settings.student or teacher)  # what metrics.json records
-    return train_and_save(run, learner, t, identity, finish=ready_for_prediction, distillation=about)
+    return train_and_save(run, learner, s, identity, finish=ready_for_prediction, distillation=about)
