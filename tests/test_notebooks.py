@@ -29,7 +29,7 @@ def test_notebook_matches_its_source(name):
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     assert sync.cells(nb) == EXPECTED[name], f"{name} is stale: run make notebooks"
     assert sync.read_source(NOTEBOOKS / name.replace(".ipynb", ".py"))[1] is False, (
-        f"{name}: its install cell differs from notebooks/shared/install.py: run make notebooks")
+        f"{name}: its install cell differs from notebooks/shared/install_cell.py: run make notebooks")
     assert sum(src == sync.INSTALL for _, src in EXPECTED[name]) == 1
 
 
@@ -320,7 +320,8 @@ def test_install_cell_uses_this_kernels_pip_restarts_when_needed_and_can_run_aga
     import numpy
 
     (tmp_path / "ktrain-recipes").mkdir()  # the clone, as the (mocked) git would leave it
-    for name in ("requirements.txt", "constraints.txt"):
+    for name in ("requirements.txt", "constraints.txt", "notebooks/shared/install.py"):
+        (tmp_path / "ktrain-recipes" / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, tmp_path / "ktrain-recipes" / name)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(time, "sleep", lambda s: None)
