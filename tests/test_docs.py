@@ -91,3 +91,24 @@ def test_every_page_and_heading_a_message_or_comment_names_exists():
     bare = [str(p.relative_to(root)) for p in sources for m in re.finditer(r"\bsee (README)", p.read_text())
             if not SEE.match(p.read_text(), m.start(1))]
     assert not bare, f"'see README' with no heading: {bare}"
+
+
+def lists_run_into_paragraphs(text: str) -> list[int]:
+    """The lines where a list starts right under a paragraph line: Python-Markdown (the site) then renders the
+    list as more of the paragraph, though GitHub shows a list."""
+    item = re.compile(r"^(?:[-*+]|\d+\.)\s")
+    lines, found, fence = text.split("\n"), [], False
+    for i, line in enumerate(lines):
+        if line.strip().startswith("```"):
+            fence = not fence
+        before = lines[i - 1] if i else ""
+        if (not fence and item.match(line) and before.strip() and not item.match(before.lstrip())
+                and not before.startswith((" ", "\t", "|", "#", ">"))):
+            found.append(i + 1)
+    return found
+
+
+def test_every_list_renders_as_a_list_on_the_site():
+    for page in PAGES:
+        assert lists_run_into_paragraphs(page.read_text()) == [], f"{page.name}: add a blank line before the list"
+    assert lists_run_into_paragraphs("What this shows:\n- one\n- two\n\nText.\n\n- fine\n") == [2]

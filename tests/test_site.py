@@ -61,3 +61,42 @@ def test_notebook_09_shows_its_figures_and_training_in_a_browser(site, tmp_path)
     shot = Image.open(tmp_path / "shot.png").convert("RGB")
     colours = shot.resize((120, 90)).getcolors(maxcolors=10_000)
     assert colours is not None and len(colours) > 20  # not a blank page
+
+
+def path_pages() -> list[str]:
+    """The notebook pages in the order the site's navigation gives them."""
+    import yaml
+
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text().split("\nplugins:")[0] + "\n" +
+                         "nav:" + (ROOT / "mkdocs.yml").read_text().split("\nnav:", 1)[1])["nav"]
+    notebooks = next(section["Notebooks"] for section in nav if "Notebooks" in section)
+    return [next(iter(entry.values())) for entry in notebooks if next(iter(entry.values())).endswith(".ipynb")]
+
+
+@pytest.mark.browser
+def test_every_notebook_page_reads_in_a_browser(site):
+    """Each notebook page of the path has its title, its cells, images that load, no install cell, and a link to
+    the next page."""
+    from playwright.sync_api import sync_playwright
+
+    from servers import chromium
+
+    pages = path_pages()
+    assert len(pages) == 10
+    with sync_playwright() as p:
+        browser = chromium(p)
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        for name in pages:
+            page.goto((site / name.removesuffix(".ipynb") / "index.html").as_uri())
+            title = page.locator("h1").first.inner_text()
+            cells = page.locator(".jp-Cell").count()
+            # the site's own images (outputs, figures); the Colab badge comes from Google, which tests cannot reach
+            broken = page.evaluate("Array.from(document.querySelectorAll('img')).filter("
+                                   "i => !i.src.startsWith('http') && i.complete && i.naturalWidth === 0).length")
+            text = page.inner_text("body")
+            following = page.locator("a.md-footer__link--next").count()
+            assert title.strip() and cells >= 10, f"{name}: an empty page"
+            assert broken == 0, f"{name}: {broken} images do not load"
+            assert "fetch this project" not in text, f"{name}: the install cell shows"
+            assert following == 1, f"{name}: no link to the next page"
+        browser.close()
