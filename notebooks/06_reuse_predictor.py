@@ -49,8 +49,7 @@ if not Path(PREDICTOR).exists():
 # `ktrain.load_predictor`, it does not unpickle `tf_model.preproc`, so a folder from someone else cannot run code when
 # you load it.
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 predictor = kr.load_checked_predictor(PREDICTOR)
 predictor.get_classes()
 

@@ -129,6 +129,8 @@ def test_no_cell_mentions_ci(name):
 
     for kind, src in EXPECTED[name]:
         assert not re.search(r"\bCI\b|ci_overrides|smoke", src, re.I), f"{name}: a {kind} cell mentions CI: {src[:80]}"
+        # the smoke run's output checks are cell tags (nbval-check-output), out of a learner's view
+        assert "NBVAL" not in src, f"{name}: a test marker in a cell: tag the cell nbval-check-output instead"
 
 
 def test_the_smoke_start_up_file_overrides_a_parameter_cell(tmp_path):
