@@ -56,7 +56,7 @@ lint: $(VENV)/.installed-dev
 # alone in a fresh folder (as on Colab: another working directory, no runs from other notebooks).
 SMOKE := $(KTRAIN_RECIPES_CACHE)/smoke.json
 SMOKE_IPYTHON := $(KTRAIN_RECIPES_CACHE)/ipython-smoke
-# The smoke runs read the data the repository ships unless $$EMOTION_DATA/$$ETHICS_DATA name other data (notebook 07
+# The smoke runs read the data the repository ships unless $$EMOTION_DATA/$$ETHICS_DATA name other data (notebook 08
 # reads ETHICS from $$ETHICS_DATA); the committed outputs' split sizes come from the full data, so nbval compares them
 # through tests/nbval_sanitize.cfg.
 SMOKE_EMOTION := $(if $(EMOTION_DATA),$(EMOTION_DATA),$(CURDIR)/ktrain_recipes/data/emotion_slice)
@@ -95,7 +95,7 @@ docs: $(VENV)/.installed-dev
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # Colab, verified: a Python 3.13 environment with Colab's preinstalled versions (.ci/colab-runtime.txt), the
-# notebooks' install cell run in a real kernel there (scripts/colab_check.py), then notebooks 00 and 09 in smoke
+# notebooks' install cell run in a real kernel there (scripts/colab_check.py), then notebooks 00 and 01 in smoke
 # mode and the tests of training, saving, loading and the int8 path, all on Python 3.13. Needs the smoke overrides
 # and tiny models that `make test` builds.
 PY313 ?= $(shell ls $$(pyenv root 2>/dev/null)/versions/3.13*/bin/python3.13 2>/dev/null | tail -1 || echo python3.13)
@@ -107,7 +107,7 @@ colab-check: $(VENV)/.installed-dev smoke-setup
 	$(COLAB)/bin/pip install --quiet -r .ci/colab-runtime.txt
 	$(COLAB)/bin/python scripts/colab_check.py
 	$(COLAB)/bin/pip install --quiet pytest==9.2.0 nbval==0.11.0 hypothesis==6.170.15
-	for nb in notebooks/00_quickstart.ipynb notebooks/09_minilm_step_by_step.ipynb; do \
+	for nb in notebooks/00_quickstart.ipynb notebooks/01_minilm_step_by_step.ipynb; do \
 		work=$$(mktemp -d) && cp $$nb $$work/ && echo "$$nb in $$work (Python 3.13)" && \
 		$(SMOKE_ENV) $(COLAB)/bin/python -m pytest -q $(NBVAL) --rootdir=$$work $$work/$$(basename $$nb) || exit 1; \
 	done

@@ -35,7 +35,7 @@ def runs_folder(folder: str = "runs", google_drive: bool | None = None) -> str:
 
     ``google_drive=None`` (the default) means Drive on Colab and ``folder`` elsewhere. Colab gives each notebook its own
     runtime, and a runtime's disk is lost with it: in Drive, predictors outlive the runtime and the other notebooks
-    find them (05, 06 and 08 read what 00 saved).
+    find them (06, 07 and 09 read what 00 saved).
     """
     on_colab = _colab_drive() is not None
     if google_drive is None:

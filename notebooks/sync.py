@@ -1,7 +1,7 @@
 """`make notebooks`: rebuild each notebook's .ipynb from its source, the jupytext percent-format .py beside it.
 
 The .py files are the notebooks' source: edit them, lint them (ruff), review them as code. This script
-1. writes the step-by-step notebooks' .py (01-04, 09) from one template, notebooks/shared/step_by_step.py.in, with
+1. writes the step-by-step notebooks' .py (01-05) from one template, notebooks/shared/step_by_step.py.in, with
    each notebook's own values from notebooks/shared/step_by_step.toml: edit those two, not the .py;
 2. puts the shared install cell (notebooks/shared/install_cell.py, which runs notebooks/shared/install.py) into
    every cell tagged `install`, so it is written in one place;
@@ -34,7 +34,7 @@ STEP_VALUES = HERE / "shared" / "step_by_step.toml"
 
 
 def render_step_by_step(name: str, template: str | None = None, values: dict | None = None) -> str:
-    """The .py of step-by-step notebook ``name`` (e.g. 01_bert_emotion): the template with its values put in.
+    """The .py of step-by-step notebook ``name`` (e.g. 02_bert_emotion): the template with its values put in.
 
     A value in a comment line (markdown) gets that line's ``# `` in front of each of its lines; a value on a line of
     its own in code goes in as it is. A missing or unused value is an error, so the two files cannot drift apart.

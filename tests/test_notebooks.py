@@ -40,8 +40,8 @@ def test_outputs_hold_no_machine_paths(name):
         assert marker not in text, f"{name} output mentions {marker}: re-run or strip outputs"
 
 
-MODEL_NOTEBOOKS = [n for n in EXPECTED if n[:2] in ("01", "02", "03", "04")]
-STEP_BY_STEP = [*MODEL_NOTEBOOKS, "09_minilm_step_by_step.ipynb"]  # every ktrain call in the open
+MODEL_NOTEBOOKS = [n for n in EXPECTED if n[:2] in ("02", "03", "04", "05")]
+STEP_BY_STEP = [*MODEL_NOTEBOOKS, "01_minilm_step_by_step.ipynb"]  # every ktrain call in the open
 KTRAIN_CALLS = ["text.Transformer(", "t.preprocess_train(", "t.preprocess_test(", "t.get_classifier()",
                 "ktrain.get_learner(", "learner.lr_find(", "learner.lr_plot(suggest=True)",
                 "learner.fit_onecycle(config.lr, config.epochs", "learner.validate(class_names=",
@@ -105,7 +105,7 @@ def test_the_template_check_can_fail():
 
 
 def test_the_distillation_notebook_trains_its_student_with_ktrains_calls_in_the_open():
-    code = "\n".join(src for kind, src in EXPECTED["08_distill_and_quantize.ipynb"] if kind == "code")
+    code = "\n".join(src for kind, src in EXPECTED["09_distill_and_quantize.ipynb"] if kind == "code")
     for call in ["t.preprocess_train(", "kr.cut_layers(", "kr.pack_targets(", "loss=kr.distillation_loss(",
                  "ktrain.get_learner(student", "learner.fit_onecycle(config.lr, config.epochs", "ktrain.get_predictor(",
                  "kr.save_checked_predictor(", "kr.distill("]:
@@ -177,14 +177,14 @@ def test_a_generated_notebook_carries_a_banner_and_a_hand_edit_is_refused(tmp_pa
         assert not sync.hand_edited(text)
         assert sync.hand_edited(text.replace("learner.lr_find(", "learner.lr_find(  "))
     folder = copy_notebooks(tmp_path)
-    edited = folder / "02_roberta_emotion.py"
+    edited = folder / "03_roberta_emotion.py"
     edited.write_text(edited.read_text() + "\n# %%\nprint('my edit')\n")
     (folder / "shared" / "step_by_step.toml").write_text(
         (folder / "shared" / "step_by_step.toml").read_text().replace("epochs=2,", "epochs=1,"))
     before = {p.name: p.read_text() for p in folder.glob("*.py")}
     result = run_sync(folder)
     assert result.returncode == 1
-    assert "02_roberta_emotion.py was edited by hand" in result.stderr
+    assert "03_roberta_emotion.py was edited by hand" in result.stderr
     assert "notebooks/shared/step_by_step.py.in" in result.stderr and "step_by_step.toml" in result.stderr
     assert {p.name: p.read_text() for p in folder.glob("*.py")} == before  # nothing written, the edit kept
 
@@ -193,19 +193,19 @@ def test_an_edit_made_in_jupyter_comes_back_to_the_source(tmp_path):
     folder = copy_notebooks(tmp_path)
     result = run_sync(folder, "--from-ipynb")
     assert result.returncode == 0 and "wrote" not in result.stdout  # unchanged notebooks: nothing to write
-    path = folder / "06_reuse_predictor.ipynb"
+    path = folder / "07_reuse_predictor.ipynb"
     nb = nbformat.read(path, as_version=4)
     code = next(c for c in nb.cells if c.cell_type == "code" and "PREDICTOR =" in c.source)
     code.source += "\nprint('edited in Jupyter')"
     nbformat.write(nb, path)
-    result = run_sync(folder, "--from-ipynb", "06_reuse_predictor")
+    result = run_sync(folder, "--from-ipynb", "07_reuse_predictor")
     assert result.returncode == 0, result.stderr
-    assert "print('edited in Jupyter')" in (folder / "06_reuse_predictor.py").read_text()
-    generated = folder / "09_minilm_step_by_step.ipynb"
+    assert "print('edited in Jupyter')" in (folder / "07_reuse_predictor.py").read_text()
+    generated = folder / "01_minilm_step_by_step.ipynb"
     nb = nbformat.read(generated, as_version=4)
     nb.cells[-1].source += "\n# edited"
     nbformat.write(nb, generated)
-    result = run_sync(folder, "--from-ipynb", "09_minilm_step_by_step")
+    result = run_sync(folder, "--from-ipynb", "01_minilm_step_by_step")
     assert result.returncode == 1 and "step_by_step.py.in" in result.stderr
 
 
@@ -219,29 +219,29 @@ def test_make_notebooks_refuses_to_lose_an_edit_made_in_jupyter(tmp_path):
     folder = copy_notebooks(tmp_path)
     assert all(nbformat.read(p, as_version=4).metadata["ktrain_recipes"]["written_cells_sha256"]
                for p in folder.glob("*.ipynb"))  # every committed notebook carries the record
-    for name in ("00_quickstart", "06_reuse_predictor"):
+    for name in ("00_quickstart", "07_reuse_predictor"):
         edit_in_jupyter(folder / f"{name}.ipynb", "print('my edit')")
     before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
     result = run_sync(folder)
     assert result.returncode == 1
-    assert "00_quickstart.ipynb, 06_reuse_predictor.ipynb changed in Jupyter" in result.stderr
+    assert "00_quickstart.ipynb, 07_reuse_predictor.ipynb changed in Jupyter" in result.stderr
     assert "make notebooks-from-ipynb" in result.stderr
     assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before  # nothing written
     result = run_sync(folder, "--from-ipynb")  # the edits come back to the sources ...
     assert result.returncode == 0, result.stderr
     assert run_sync(folder).returncode == 0  # ... and then the notebooks rebuild, the edits kept
-    assert "print('my edit')" in (folder / "06_reuse_predictor.ipynb").read_text()
+    assert "print('my edit')" in (folder / "07_reuse_predictor.ipynb").read_text()
 
 
 def test_bringing_edits_back_refuses_a_generated_notebook_before_writing_any(tmp_path):
     folder = copy_notebooks(tmp_path)
-    for name in ("00_quickstart", "01_bert_emotion", "05_compare_models"):
+    for name in ("00_quickstart", "02_bert_emotion", "06_compare_models"):
         edit_in_jupyter(folder / f"{name}.ipynb", "print('my edit')")
     before = {p.name: p.read_bytes() for p in folder.glob("*.py")}
     result = run_sync(folder, "--from-ipynb")
     assert result.returncode == 1
-    assert "notebooks/01_bert_emotion.ipynb edited, and generated" in result.stderr
-    assert "edited too: 00_quickstart, 01_bert_emotion, 05_compare_models" in result.stderr
+    assert "notebooks/02_bert_emotion.ipynb edited, and generated" in result.stderr
+    assert "edited too: 00_quickstart, 02_bert_emotion, 06_compare_models" in result.stderr
     assert {p.name: p.read_bytes() for p in folder.glob("*.py")} == before
 
 
@@ -265,7 +265,7 @@ def test_committed_outputs_are_real_and_come_from_the_current_cells(name):
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     has_outputs = any(c.get("outputs") for c in nb.cells if c.cell_type == "code")
     if name in MODEL_NOTEBOOKS:
-        assert not has_outputs, f"{name}: commit 01-04 without outputs (or from a real run of that notebook)"
+        assert not has_outputs, f"{name}: commit 02-05 without outputs (or from a real run of that notebook)"
     if has_outputs:
         assert sync.executed_digest(nb) == sync.sources_digest(EXPECTED[name]), (
             f"{name}: its outputs were made from other cells; re-run notebooks/execute.py or strip them")
@@ -355,7 +355,7 @@ def test_model_notebooks_open_on_a_gpu_runtime():
         assert nbformat.read(NOTEBOOKS / name, as_version=4).metadata["accelerator"] == "GPU"
 
 
-@pytest.mark.parametrize("name", MODEL_NOTEBOOKS + ["09_minilm_step_by_step.ipynb"])
+@pytest.mark.parametrize("name", MODEL_NOTEBOOKS + ["01_minilm_step_by_step.ipynb"])
 def test_model_notebooks_take_their_settings_from_the_registry(name):
 
     from ktrain_recipes.models import get_spec
@@ -379,15 +379,15 @@ def test_07_trains_at_the_rate_validation_chose_on_most_tasks(ethics_table):
         votes[run["settings"]["lr"]] += 1
     rate, count = votes.most_common(1)[0]
     assert count >= 3
-    params = next(src for kind, src in EXPECTED["07_ethics_benchmark.ipynb"]
+    params = next(src for kind, src in EXPECTED["08_ethics_benchmark.ipynb"]
                   if kind == "code" and "kr.RecipeConfig(" in src)
     assert float(re.search(r"lr=([0-9.e-]+)", params).group(1)) == rate
     assert "epochs=4," in params and "batch_size=16," in params and "weight_decay=0.01," in params
 
 
 def test_08_reads_its_timings_as_medians_of_rounds_in_turn():
-    code = "\n".join(src for kind, src in EXPECTED["08_distill_and_quantize.ipynb"] if kind == "code")
-    prose = "\n".join(src for kind, src in EXPECTED["08_distill_and_quantize.ipynb"] if kind == "md")
+    code = "\n".join(src for kind, src in EXPECTED["09_distill_and_quantize.ipynb"] if kind == "code")
+    prose = "\n".join(src for kind, src in EXPECTED["09_distill_and_quantize.ipynb"] if kind == "md")
     assert "kr.time_side_by_side(predict, val[0], rounds=3)" in code and "medians" in prose
 
 
@@ -411,7 +411,7 @@ def test_runs_go_to_google_drive_on_colab_and_stay_local_elsewhere(monkeypatch, 
     assert runs_folder("runs", google_drive=False) == "runs" and mounted == ["/content/drive"]
 
 
-@pytest.mark.parametrize("name", ["06_reuse_predictor.ipynb", "08_distill_and_quantize.ipynb"])
+@pytest.mark.parametrize("name", ["07_reuse_predictor.ipynb", "09_distill_and_quantize.ipynb"])
 def test_a_notebook_without_a_predictor_says_so_before_training_one(name):
     code = "\n".join(src for kind, src in EXPECTED[name] if kind == "code")
     fallback = code[code.index("if not Path("):]
@@ -441,7 +441,7 @@ def test_a_notebook_kernel_imports_tensorflow_without_its_start_up_lines(tmp_pat
 
 def test_the_top_losses_cell_prints_the_texts_in_the_committed_run():
 
-    nb = nbformat.read(NOTEBOOKS / "09_minilm_step_by_step.ipynb", as_version=4)
+    nb = nbformat.read(NOTEBOOKS / "01_minilm_step_by_step.ipynb", as_version=4)
     cell = next(c for c in nb.cells if c.cell_type == "code" and "learner.top_losses(n=5" in c.source)
     text = "".join(o.get("text", "") for o in cell.outputs)
     lines = re.findall(r"^loss \d+\.\d\d  true (\w+), predicted (\w+): (.+)$", text, re.M)

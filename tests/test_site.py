@@ -1,4 +1,4 @@
-"""The documentation site builds in strict mode, and a real browser finds notebook 09's outputs on its page."""
+"""The documentation site builds in strict mode, and a real browser finds notebook 01's outputs on its page."""
 
 import os
 import subprocess
@@ -33,7 +33,7 @@ def site(tmp_path_factory) -> Path:
 
 def test_every_page_is_built(site):
     for page in ["index.html", "docs/results/index.html", "docs/serving/index.html",
-                 "notebooks/09_minilm_step_by_step/index.html", "notebooks/00_quickstart/index.html"]:
+                 "notebooks/01_minilm_step_by_step/index.html", "notebooks/00_quickstart/index.html"]:
         assert (site / page).is_file(), page
 
 
@@ -44,7 +44,7 @@ def test_notebook_09_shows_its_figures_and_training_in_a_browser(site, tmp_path)
 
     from servers import chromium
 
-    page_file = site / "notebooks" / "09_minilm_step_by_step" / "index.html"
+    page_file = site / "notebooks" / "01_minilm_step_by_step" / "index.html"
     with sync_playwright() as p:
         browser = chromium(p)
         page = browser.new_page(viewport={"width": 1200, "height": 900})

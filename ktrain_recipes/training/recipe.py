@@ -1,4 +1,4 @@
-"""The whole recipe as one function: the ktrain calls of notebook 01, with the bookkeeping kept apart."""
+"""The whole recipe as one function: the ktrain calls of notebook 02, with the bookkeeping kept apart."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def check_resumable(out: str | None) -> None:
 def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None, per_epoch=None) -> dict:
     """Fine-tune ``config.model`` with ktrain, save the predictor to ``config.out``; return metrics.json's content.
 
-    The steps are notebook 01's: ``text.Transformer``, ``preprocess_train``/``preprocess_test``,
+    The steps are notebook 02's: ``text.Transformer``, ``preprocess_train``/``preprocess_test``,
     ``get_classifier``, ``ktrain.get_learner``, (``lr_find``), ``fit_onecycle``, ``ktrain.get_predictor``,
     ``save``. ``dataset`` skips loading when the data is already in memory (bench). ``per_epoch``, a function
     of a ktrain predictor returning a dict of scores, is called after every epoch; its scores are printed and

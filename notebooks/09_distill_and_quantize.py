@@ -1,10 +1,10 @@
 # %% [markdown]
 # # Smaller and faster: distillation and quantization
 # [![Open In
-# Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/ktrain-recipes/ktrain-recipes/blob/main/notebooks/08_distill_and_quantize.ipynb)
+# Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/ktrain-recipes/ktrain-recipes/blob/main/notebooks/09_distill_and_quantize.ipynb)
 #
 # DistilBERT distilled BERT during *pre-training*, with a triple loss over masked words and hidden states (notebook
-# 03). This notebook does something smaller and cheaper: *task-specific* logit distillation. A 3-layer MiniLM,
+# 04). This notebook does something smaller and cheaper: *task-specific* logit distillation. A 3-layer MiniLM,
 # initialised from every other layer of the pretrained 6-layer one, learns emotion from the labels and from the
 # softened output probabilities of the MiniLM fine-tuned in the quickstart (the teacher). The distilled student is
 # trained with ktrain's own calls, one per step; a second student, on the labels alone, is trained with the one-call
@@ -244,5 +244,5 @@ kr.plot_latency_vs_accuracy(table, y="val_accuracy")
 # smaller than the gap between seeds is no difference); and what int8 costs in accuracy for what it saves in size
 # and time. The students' files shrink less than their parameter count suggests: three layers hold 5.3M of MiniLM's
 # 22.7M parameters, while the word embeddings (11.7M, a table the students keep whole) are most of what remains;
-# 05_compare_models shows where each model's parameters live. Timings on a shared or virtual CPU move from run to
+# 06_compare_models shows where each model's parameters live. Timings on a shared or virtual CPU move from run to
 # run; compare rows measured in the same run, as here.

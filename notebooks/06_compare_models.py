@@ -1,10 +1,10 @@
 # %% [markdown]
 # # Compare the models side by side
 # [![Open In
-# Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/ktrain-recipes/ktrain-recipes/blob/main/notebooks/05_compare_models.ipynb)
+# Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/ktrain-recipes/ktrain-recipes/blob/main/notebooks/06_compare_models.ipynb)
 #
 # Every run of the recipe writes `metrics.json` beside its predictor. This notebook reads them: nothing here is typed
-# in. Run notebooks 00-04 (or `python -m ktrain_recipes train --out runs/<name>`) first.
+# in. Run notebooks 00-05 (or `python -m ktrain_recipes train --out runs/<name>`) first.
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per

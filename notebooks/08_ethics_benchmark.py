@@ -1,7 +1,7 @@
 # %% [markdown]
 # # The ETHICS benchmark with ktrain
 # [![Open In
-# Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/ktrain-recipes/ktrain-recipes/blob/main/notebooks/07_ethics_benchmark.ipynb)
+# Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/ktrain-recipes/ktrain-recipes/blob/main/notebooks/08_ethics_benchmark.ipynb)
 #
 # ETHICS (Hendrycks et al., *Aligning AI With Shared Human Values*, ICLR 2021) asks whether a model can predict basic
 # human moral judgements. Its five tasks are your own data in practice: other columns, other labels, sentence pairs
@@ -80,7 +80,7 @@ kr.exact_match([True, True, True, True, True, False, True, True], 4)
 
 # %% [markdown]
 # ## STEP 3: Train and score every task
-# `run_ethics` runs the recipe of notebook 01 (`text.Transformer`, `preprocess_train` with pairs where the task has
+# `run_ethics` runs the recipe of notebook 02 (`text.Transformer`, `preprocess_train` with pairs where the task has
 # them, `get_learner`, `fit_onecycle`, `get_predictor`, `save`) on the task's training rows, holding out 10% for
 # validation, then scores the test file in its row order. commonsense's training split is only on the hub; without it
 # the task is skipped with a note. Each task's run saves its whole training state after every epoch: if the runtime

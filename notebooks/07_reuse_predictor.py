@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Reuse a saved predictor
 # [![Open In
-# Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/ktrain-recipes/ktrain-recipes/blob/main/notebooks/06_reuse_predictor.ipynb)
+# Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/ktrain-recipes/ktrain-recipes/blob/main/notebooks/07_reuse_predictor.ipynb)
 #
 # Load a predictor saved by any notebook or by `python -m ktrain_recipes train`, and use it.
 
