@@ -105,11 +105,26 @@ def cells(nb) -> list[tuple[str, str]]:
     return [("md" if c.cell_type == "markdown" else "code", c.source) for c in nb.cells]
 
 
+def what_runs(source: str) -> str:
+    """A code cell's source without its comments and blank lines: what the kernel executes. A cell Python cannot
+    read as it is (an IPython magic) counts whole."""
+    import io
+    import tokenize
+
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return source
+    # a NEWLINE token's text is "" at the end of a cell without a final line break: only its place counts
+    return json.dumps([(t.type, "" if t.type == tokenize.NEWLINE else t.string) for t in tokens
+                       if t.type not in (tokenize.COMMENT, tokenize.NL)])
+
+
 def sources_digest(cell_list: list[tuple[str, str]]) -> str:
-    """The sha256 of the code cells' sources: what committed outputs must have been made from. Prose cells
-    make no outputs, so mending one keeps a real run's outputs; nor does the install cell, which does
+    """The sha256 of what the code cells run: what committed outputs must have been made from. Prose cells and
+    comments make no outputs, so mending one keeps a real run's outputs; nor does the install cell, which does
     nothing where ktrain_recipes is installed, as it is where execute.py runs."""
-    code = [list(c) for c in cell_list if c[0] == "code" and c[1] != INSTALL]
+    code = [["code", what_runs(c[1])] for c in cell_list if c[0] == "code" and c[1] != INSTALL]
     return hashlib.sha256(json.dumps(code).encode()).hexdigest()
 
 

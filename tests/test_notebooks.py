@@ -278,8 +278,11 @@ def test_the_stale_output_check_can_fail(tmp_path):
     nb = sync.build(NOTEBOOKS / "00_quickstart.py")
     nb.metadata["ktrain_recipes"] = {"executed_sources_sha256": sync.sources_digest(cells)}
     assert sync.executed_digest(nb) == sync.sources_digest(cells)
-    changed = [*cells[:-1], ("code", cells[-1][1] + "\n# edited")]
+    last = max(i for i, (kind, _) in enumerate(cells) if kind == "code")
+    changed = [*cells[:last], ("code", cells[last][1] + "\nprint('edited')"), *cells[last + 1:]]
     assert sync.executed_digest(nb) != sync.sources_digest(changed)
+    commented = [*cells[:last], ("code", "# a note\n" + cells[last][1] + "  # edited\n\n"), *cells[last + 1:]]
+    assert sync.executed_digest(nb) == sync.sources_digest(commented)  # comments run nothing
     prose = [("md", text + " (mended)") if kind == "md" else (kind, text) for kind, text in cells]
     assert sync.executed_digest(nb) == sync.sources_digest(prose)  # prose cells make no outputs
 
@@ -291,7 +294,9 @@ def test_a_stale_notebook_loses_its_outputs_when_rebuilt(tmp_path):
         shutil.copy(NOTEBOOKS / f"00_quickstart{suffix}", tmp_path / f"00_quickstart{suffix}")
     assert any(c.get("outputs") for c in sync.build(tmp_path / "00_quickstart.py").cells)  # fresh: kept
     text = (tmp_path / "00_quickstart.py").read_text()
-    (tmp_path / "00_quickstart.py").write_text(text.replace("kr.setup_notebook()", "kr.setup_notebook()  # edited"))
+    (tmp_path / "00_quickstart.py").write_text(text.replace("kr.setup_notebook()", "kr.setup_notebook()  # why"))
+    assert any(c.get("outputs") for c in sync.build(tmp_path / "00_quickstart.py").cells)  # a comment: kept
+    (tmp_path / "00_quickstart.py").write_text(text.replace("kr.setup_notebook()", "kr.setup_notebook(); 1"))
     assert not any(c.get("outputs") for c in sync.build(tmp_path / "00_quickstart.py").cells)
 
 
