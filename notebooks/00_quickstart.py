@@ -36,7 +36,7 @@ kr.setup_notebook()
 RUNS = kr.runs_folder()  # on Colab, a folder in your Google Drive (the other notebooks look there); else "runs"
 config = kr.RecipeConfig(
     model="minilm",       # sentence-transformers' all-MiniLM-L6-v2, from PyPI (see below)
-    data=None,            # None: the hub, or $EMOTION_DATA; else a folder with train.txt and val.txt
+    data=None,            # None: $EMOTION_DATA, else the hub's emotion, else (offline) a 2,000-text slice
     out=f"{RUNS}/quickstart",
     epochs=3,
     lr=1e-4,

@@ -48,7 +48,7 @@ kr.setup_notebook()
 RUNS = kr.runs_folder()  # on Colab, a folder in your Google Drive (the other notebooks look there); else "runs"
 config = kr.RecipeConfig(
     model="minilm",        # the teacher to train if none is saved yet (distill itself uses the teacher's)
-    data=None,             # None: emotion from the hub, or $EMOTION_DATA; the teacher's data
+    data=None,             # the teacher's data; None: $EMOTION_DATA, else the hub, else (offline) a slice
     out=f"{RUNS}/student",
     epochs=3,              # as many as the teacher had
     lr=1e-4,
