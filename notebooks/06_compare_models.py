@@ -5,6 +5,18 @@
 #
 # Every run of the recipe writes `metrics.json` beside its predictor. This notebook reads them: nothing here is typed
 # in. Run notebooks 00-05 (or `python -m ktrain_recipes train --out runs/<name>`) first.
+#
+# **You will learn**
+#
+# - to read several runs side by side from what each saved:
+#   [accuracy and macro-F1](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/glossary.md#accuracy-and-macro-f1),
+#   training time, size and latency;
+# - where each model's parameters live, and why size and speed differ
+#   [(FLOP)](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/glossary.md#flop);
+# - how the models others fine-tuned score on the same test texts.
+#
+# **What it needs.**
+# Saved runs (00 makes one on a CPU); scoring the published models needs the hub and a few minutes each on a CPU.
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per
@@ -122,3 +134,15 @@ published
 fig = kr.plot_latency_vs_accuracy(published, size="params_m")
 kr.save_figure(fig, f"{RUNS}/published_models.png")
 fig
+
+# %% [markdown]
+# ## Recap
+# Every figure above was read from a run's own `metrics.json`, not typed in: one table of your runs, one of the
+# published models, and a chart of latency against accuracy where a good model sits high and to the left.
+#
+# **Try this.**
+# Train one more model with the command line (`python -m ktrain_recipes train --model distilbert --limit 2000 --out
+# runs/distilbert-2k`) and run this notebook again: it joins the table.
+#
+# **Next:**
+# [07_reuse_predictor](07_reuse_predictor.ipynb): put a saved predictor to work.

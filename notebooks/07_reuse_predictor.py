@@ -4,6 +4,19 @@
 # Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/ktrain-recipes/ktrain-recipes/blob/main/notebooks/07_reuse_predictor.ipynb)
 #
 # Load a predictor saved by any notebook or by `python -m ktrain_recipes train`, and use it.
+#
+# **You will learn**
+#
+# - to load a saved
+#   [predictor](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/glossary.md#predictor)
+#   without unpickling anything, and classify texts and a whole file;
+# - to read its probabilities and ask why it chose a label (`explain`);
+# - to make an
+#   [int8 ONNX](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/glossary.md#int8-and-onnx)
+#   copy and serve the predictor over HTTP.
+#
+# **What it needs.**
+# A CPU and a saved predictor (00_quickstart's; without one it trains a small one first, a few minutes on a CPU).
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per
@@ -147,3 +160,16 @@ response.status_code, response.json()
 # %%
 server.terminate()
 server.wait()
+
+# %% [markdown]
+# ## Recap
+# A saved predictor is a folder: `kr.load_checked_predictor` checks and loads it, `predictor.predict` and
+# `kr.classify` classify, `explain` shows which words mattered, `kr.export_onnx` adds an int8 copy and `serve` answers
+# HTTP requests with it.
+#
+# **Try this.**
+# Send the service a pair of texts or an empty string and read the error it answers with; then time `--int8` against
+# the ktrain predictor on your own file.
+#
+# **Next:**
+# [08_ethics_benchmark](08_ethics_benchmark.ipynb): your own data in practice, on a benchmark of moral judgements.

@@ -8,8 +8,21 @@
 # and a ranking task. Four are binary classification and go through the same ktrain recipe as emotion; utilitarianism
 # needs a ranking loss, which ktrain's learners cannot express, so it is trained with Keras on the same backbone.
 #
-# **What you will see.** This notebook is committed without outputs: run it. The figures to beat are in the last table
-# (the paper's leaderboard).
+# **You will learn**
+#
+# - to train on other columns, other labels and
+#   [sentence pairs](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/glossary.md#segment-ids);
+# - to score
+#   [exact match](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/glossary.md#exact-match)
+#   over groups, the benchmark's own measure;
+# - why one task (utilitarianism) needs a ranking loss, trained in plain Keras on the same model.
+#
+# **What it needs.**
+# Hours on a CPU for all of a task (set `limit` for a first run); minutes per task on a Colab GPU.
+#
+# **What you will see.** This notebook is committed without outputs: run it. The last table sets your figures beside
+# the paper's leaderboard; the figures of full runs on a CPU are in
+# [docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md).
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per
@@ -107,3 +120,15 @@ table
 
 # %%
 details
+
+# %% [markdown]
+# ## Recap
+# ETHICS is classification on your own columns: pairs for deontology and virtue, single texts for justice and
+# commonsense, and a ranking for utilitarianism. Exact match over groups is far below per-text accuracy, because
+# one wrong variant fails its whole group.
+#
+# **Try this.**
+# Train deontology with and without its second sentence (the excuse) and compare exact match.
+#
+# **Next:**
+# [09_distill_and_quantize](09_distill_and_quantize.ipynb): a smaller, faster model from the one you trained.

@@ -11,6 +11,19 @@
 # `kr.distill`, and a third on the training texts plus altered copies of them that only the teacher labels
 # (transfer data). Then each model is quantized to int8 with ONNX Runtime and measured side by side.
 #
+# **You will learn**
+#
+# - to train a student by
+#   [distillation](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/glossary.md#distillation)
+#   with ktrain's own calls and a loss of your own;
+# - what the teacher's
+#   [logits](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/glossary.md#logits)
+#   add over the labels alone, and what transfer data adds;
+# - to quantize to
+#   [int8](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/glossary.md#int8-and-onnx)
+#   and weigh accuracy against size and
+#   [latency](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/glossary.md#p50-and-p99-latency).
+#
 # **What you will see.** The outputs below are those of a real run on all of emotion; run it yourself after
 # 00_quickstart, whose predictor is the teacher (without one, it trains a small teacher first). On a 2-core CPU with
 # no GPU, all 16,000 training texts take about 7 minutes of training per student, and the student with 5 copies of
@@ -246,3 +259,18 @@ kr.plot_latency_vs_accuracy(table, y="val_accuracy")
 # 22.7M parameters, while the word embeddings (11.7M, a table the students keep whole) are most of what remains;
 # 06_compare_models shows where each model's parameters live. Timings on a shared or virtual CPU move from run to
 # run; compare rows measured in the same run, as here.
+
+# %% [markdown]
+# ## Recap
+# Distillation trained a 3-layer student from a 6-layer teacher with ktrain's `get_learner` and `fit_onecycle` on a
+# loss that mixes the labels with the teacher's softened probabilities; int8 quantization then cut each model's size
+# and latency for a small cost in accuracy. That is the end of the path.
+#
+# **Try this.**
+# Distil with `alpha=1` (the labels alone) and a different seed, and see how far two seeds of the same setting move:
+# that spread is the smallest difference worth believing.
+#
+# **Next:**
+# the [glossary](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/glossary.md), and
+# [docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md) for every figure with
+# the command that made it.
