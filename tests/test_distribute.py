@@ -119,3 +119,15 @@ def test_sigterm_stops_the_wait_for_workers(tiny_models, small_data, tmp_path):
     out = "".join(lines) + proc.communicate(timeout=60)[0]
     assert proc.returncode == 1, out[-2000:]
     assert "stopped by SIGTERM while waiting for the other workers" in out and "Traceback" not in out
+
+
+def test_one_task_saves_whether_or_not_the_cluster_names_a_chief():
+    from ktrain_recipes.training.distribute import chief_task
+
+    with_chief = ["chief", "worker"]
+    assert [chief_task(with_chief, t, i) for t, i in [("chief", 0), ("worker", 0), ("worker", 1)]] == [True, False,
+                                                                                                          False]
+    workers = ["worker"]
+    assert [chief_task(workers, "worker", i) for i in range(3)] == [True, False, False]
+    assert chief_task(["worker", "evaluator"], "evaluator", 0) is False
+    assert chief_task([], None, None) is True  # not a multi-worker run

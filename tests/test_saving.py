@@ -160,3 +160,32 @@ def test_a_kill_at_any_step_of_a_save_leaves_a_whole_predictor(tmp_path, step):
     assert save("newer") == 0  # the next write removes what the killed process left
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pred"]
     assert (out / "weights.bin").read_text() == "newer"
+
+
+def test_export_refuses_when_a_new_save_lands_while_it_converts(copy, monkeypatch):
+    """`export` racing `train --overwrite` on one folder: the new predictor stays whole and loadable, and export
+    changes nothing (it used to put the old model's ONNX files under the new save's manifest)."""
+    import tf2onnx
+
+    from ktrain_recipes.inference.onnx_inference import export_onnx
+
+    convert = tf2onnx.convert.from_function
+    new_save = {}
+
+    def slow_convert(*args, **kwargs):  # another command saves into the folder while export converts
+        predictor = kr.load_checked_predictor(copy)
+        save_checked_predictor(predictor, copy, {"accuracy": 0.25}, overwrite=True)
+        new_save["id"] = json.loads((copy / "manifest.json").read_text())["save_id"]
+        return convert(*args, **kwargs)
+
+    monkeypatch.setattr(tf2onnx.convert, "from_function", slow_convert)
+    with pytest.raises(RecipesError, match="saved again by another command while this one ran"):
+        export_onnx(copy)
+    manifest = read_manifest(copy)
+    assert manifest["save_id"] == new_save["id"] and manifest["metrics"]["accuracy"] == 0.25
+    assert not any(name.endswith(".onnx") for name in manifest["files"])
+    kr.load_checked_predictor(copy)  # the new save loads
+    assert [p.name for p in copy.parent.iterdir()] == ["copy"]  # no staging folder left
+    monkeypatch.setattr(tf2onnx.convert, "from_function", convert)
+    export_onnx(copy)  # run again on the new predictor: it exports
+    assert any(name.endswith(".onnx") for name in read_manifest(copy)["files"])

@@ -59,6 +59,7 @@ def export_onnx(folder: str | os.PathLike, quantize: bool = True) -> dict[str, P
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     folder = Path(folder)
+    read = read_manifest(folder)  # the save this export rewrites: a new save meanwhile makes it refuse
     predictor = load_checked_predictor(folder)
     if not os.access(folder.parent, os.W_OK):
         raise RecipesError(f"cannot write beside '{folder}' (read-only): copy the predictor somewhere writable "
@@ -73,7 +74,8 @@ def export_onnx(folder: str | os.PathLike, quantize: bool = True) -> dict[str, P
         return model(dict(zip(keys, tensors)), training=False).logits
 
     try:
-        with staged_predictor(folder, overwrite=True, copy_of=folder, skip=DERIVED) as stage:
+        with staged_predictor(folder, overwrite=True, copy_of=folder, skip=DERIVED,
+                              rewrites=read["save_id"]) as stage:
             tf2onnx.convert.from_function(logits, input_signature=spec, opset=OPSET,
                                           output_path=str(stage.path / ONNX_FP32))
             written = {"fp32": stage.path / ONNX_FP32}
@@ -82,11 +84,10 @@ def export_onnx(folder: str | os.PathLike, quantize: bool = True) -> dict[str, P
                     quantize_dynamic(str(stage.path / ONNX_FP32), str(stage.path / ONNX_INT8),
                                      weight_type=QuantType.QInt8)
                 written["int8"] = stage.path / ONNX_INT8
-            manifest = read_manifest(folder)
+            manifest = {k: v for k, v in read.items() if k != "_digest"}
             files = {k: v for k, v in manifest["files"].items() if k not in DERIVED}
             files.update({p.name: sha256_file(p) for p in written.values()})
             manifest.update(files=files, onnx_inputs=keys)
-            manifest.pop("_digest")
             stage.commit_manifest(manifest)
     except OSError as exc:
         raise RecipesError(f"cannot write the ONNX files beside '{folder}' ({exc.strerror or exc}): free some "

@@ -17,7 +17,8 @@ from pathlib import Path
 from ktrain_recipes.segments import MANIFEST_KEY as SEGMENT_KEY
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.predictor.manifest import MANIFEST, METRICS, write_json_atomic, write_manifest
-from ktrain_recipes.predictor.swaps import check_writable, recover, restage, stage_dir, swap_into_place
+from ktrain_recipes.predictor.swaps import (check_writable, recover, restage, stage_dir, swap_into_place,
+                                           writers_lock)
 
 
 def check_out_dir(out: str | os.PathLike, overwrite: bool = False) -> Path:
@@ -78,8 +79,9 @@ class Stage:
     Made by ``staged_predictor``, which removes ``path`` if the block ends without a commit.
     """
 
-    def __init__(self, out: Path, overwrite: bool, path: Path):
+    def __init__(self, out: Path, overwrite: bool, path: Path, rewrites: str | None = None):
         self.out, self.overwrite, self.path, self.committed = out, overwrite, path, False
+        self.rewrites = rewrites  # the save_id of the predictor this stage rewrites (export), or None
 
     def commit_predictor(self, predictor, metrics: dict) -> Path:
         """Save a ktrain predictor (``predictor.save``) with metrics.json and a manifest, and swap it in."""
@@ -101,15 +103,35 @@ class Stage:
         """Swap ``path`` in at ``out`` (writing ``manifest`` first when given): the folder's last step."""
         if manifest is not None:
             write_json_atomic(self.path / MANIFEST, manifest)
-        check_out_dir(self.out, self.overwrite)  # again: something may have appeared at --out while we trained
-        swap_into_place(self.path, self.out)
+        with writers_lock(self.out):
+            check_out_dir(self.out, self.overwrite)  # again: something may have appeared at --out while we trained
+            if self.rewrites is not None:
+                check_same_save(self.out, self.rewrites)
+            swap_into_place(self.path, self.out)
         self.committed = True
         return self.out
 
 
+def save_id(folder: Path) -> str | None:
+    """The save_id in ``folder``'s manifest.json, or None (no manifest, or not ours)."""
+    try:
+        manifest = json.loads((Path(folder) / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+    return manifest.get("save_id") if isinstance(manifest, dict) else None
+
+
+def check_same_save(folder: Path, expected: str) -> None:
+    """Refuse to rewrite ``folder`` when another command saved a new predictor there since this one read it."""
+    if save_id(folder) != expected:
+        raise RecipesError(f"'{folder}' was saved again by another command while this one ran (a train "
+                           "--overwrite?), so what this command read is gone: nothing was changed; run it again on "
+                           "the new predictor")
+
+
 @contextmanager
 def staged_predictor(out: str | os.PathLike, overwrite: bool = False, copy_of: Path | None = None,
-                     skip: tuple[str, ...] = ()) -> Iterator[Stage]:
+                     skip: tuple[str, ...] = (), rewrites: str | None = None) -> Iterator[Stage]:
     """Reserve ``out``, stage a predictor beside it, and commit or clean up: every writer saves through this.
 
     ``with staged_predictor(out, overwrite) as stage:`` checks ``out`` (``check_out_dir``) and creates the
@@ -117,10 +139,14 @@ def staged_predictor(out: str | os.PathLike, overwrite: bool = False, copy_of: P
     (or ``commit``). Leaving the block without a commit (an error, Ctrl-C) removes the staging folder, so no
     half-written predictor is ever left at ``out`` or beside it. ``copy_of``: start from that predictor's
     files, except ``skip`` (hard links where possible), to rewrite it through a swap (``export`` does).
+    ``rewrites``: the save_id of the predictor the command read; if another save replaces it before the commit, the
+    commit is refused and nothing changes (writers of one folder take ``swaps.writers_lock`` for the last step).
     """
     out = check_out_dir(out, overwrite)
-    stage = Stage(out, overwrite, restage(copy_of, skip) if copy_of is not None else stage_dir(out))
+    stage = Stage(out, overwrite, restage(copy_of, skip) if copy_of is not None else stage_dir(out), rewrites)
     try:
+        if rewrites is not None:
+            check_same_save(stage.path, rewrites)  # the copy is of the predictor that was read
         yield stage
     finally:
         if not stage.committed:

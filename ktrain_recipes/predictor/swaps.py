@@ -8,10 +8,13 @@ processes are removed on the next write (``clean_litter``).
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import socket
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ktrain_recipes.errors import RecipesError, note
@@ -111,6 +114,24 @@ def clean_litter(out: Path) -> None:
             removed.append(path.name)
     if removed:
         note(f"note: removed {len(removed)} folder(s) left by interrupted runs: {', '.join(removed)}")
+
+
+@contextmanager
+def writers_lock(out: Path) -> Iterator[None]:
+    """Hold the lock every writer of ``out`` takes for its last check and its swap, so that two commands saving into
+    one folder (``train --overwrite`` and ``export``) never interleave there. The lock file is named for the folder's
+    real path in the temporary folder, not beside the predictor, where it would be litter."""
+    import hashlib
+
+    key = hashlib.sha256(os.path.realpath(out).encode()).hexdigest()[:24]
+    folder = Path(tempfile.gettempdir()) / "ktrain-recipes-locks"
+    folder.mkdir(mode=0o777, exist_ok=True)
+    with open(folder / f"{key}.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def swap_into_place(stage: Path, out: Path) -> None:

@@ -159,11 +159,21 @@ def wait_for(peers: list[tuple[str, int, str]], port: int, timeout_s: float) -> 
 
 
 def is_chief(strategy) -> bool:
-    """True where the predictor is saved: always without multi-worker, else on worker 0 only."""
+    """True where the predictor is saved: always without multi-worker, else on the one chief task."""
     if strategy is None or not hasattr(strategy, "cluster_resolver") or strategy.cluster_resolver is None:
         return True
     resolver = strategy.cluster_resolver
-    return resolver.task_type in (None, "chief") or (resolver.task_type == "worker" and resolver.task_id == 0)
+    return chief_task(resolver.cluster_spec().jobs, resolver.task_type, resolver.task_id)
+
+
+def chief_task(jobs, task_type: str | None, task_id: int | None) -> bool:
+    """Whether this task saves: the ``chief`` task when the cluster has one, else worker 0 (TensorFlow's rule), so
+    that exactly one task writes the predictor."""
+    if task_type is None:
+        return True
+    if "chief" in jobs:
+        return task_type == "chief"
+    return task_type == "worker" and task_id == 0
 
 
 def scope(strategy):
