@@ -46,6 +46,35 @@ def test_every_format_streams_in_order_with_its_columns(exported, texts, tmp_pat
     assert [r["label"] for r in json.loads(out.read_text())] == list(reference["label"])
 
 
+def test_the_output_keeps_the_inputs_values_as_given(exported, tmp_path):
+    """Mixed-key .jsonl rows keep their own fields and ints; nullable ints and null timestamps of a parquet file
+    are null, not NaN or "NaT"; a user's p_<label> column and a header naming a column twice are refused."""
+    model = load_int8_predictor(exported)
+    rows = [{"text": "i am so happy", "id": 3}, {"text": "i feel awful", "id": 4, "note": "late"}]
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out.jsonl"
+    predict_file(model, tmp_path / "in.jsonl", str(out), progress=False)
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [{k: v for k, v in r.items() if k != "label"} for r in written] == rows  # no "note": NaN, no 3.0
+    table = pd.DataFrame({"text": ["i am so happy", "i feel awful"], "n": pd.array([1, None], dtype="Int64"),
+                          "when": pd.to_datetime(["2026-01-02", None]), "x": [0.5, 1.5]})
+    table.to_parquet(tmp_path / "in.parquet")
+    out = tmp_path / "out.json"
+    predict_file(model, tmp_path / "in.parquet", str(out), progress=False)
+    text = out.read_text()
+    assert "NaN" not in text and "NaT" not in text
+    written = json.loads(text)
+    assert [r["n"] for r in written] == [1, None] and written[1]["when"] is None and written[0]["x"] == 0.5
+    assert isinstance(written[0]["n"], int)
+    pd.DataFrame({"text": ["i am so happy"], "p_joy": ["mine"]}).to_csv(tmp_path / "p.csv", index=False)
+    with pytest.raises(RecipesError, match="has a 'p_joy' column, which the probabilities would overwrite"):
+        predict_file(model, tmp_path / "p.csv", str(tmp_path / "p-out.csv"), progress=False)
+    assert not (tmp_path / "p-out.csv").exists()
+    (tmp_path / "twice.csv").write_text("id,text,id\n1,i am so happy,2\n")
+    with pytest.raises(RecipesError, match="names the column 'id' 2 times"):
+        predict_file(model, tmp_path / "twice.csv", str(tmp_path / "t-out.csv"), progress=False)
+
+
 def test_lines_split_on_newlines_only(exported, tmp_path, capsys):
     (tmp_path / "in.txt").write_text("one\u2028still one\ntwo\x0cstill two\r\nthree\x85still three\n\n")
     assert cli.main(["predict", "--predictor", str(exported), "--int8", "--input", str(tmp_path / "in.txt")]) == 0

@@ -84,6 +84,28 @@ def write_text_file(path: str | os.PathLike, content: str) -> None:
         partial.unlink(missing_ok=True)
 
 
+def plain(value):
+    """A table cell as written out: numpy and pandas scalars as Python values, and every kind of missing value
+    (None, NaN, pandas' NA and NaT) as None, which JSON writes as null and CSV as an empty field."""
+    if value is None:
+        return None
+    try:
+        import pandas as pd
+
+        if value is pd.NA or value is pd.NaT:
+            return None
+    except ImportError:  # pandas is always there with the package; plain stays usable without it
+        pass
+    if hasattr(value, "item") and not isinstance(value, (list, dict, str)):
+        try:
+            value = value.item()
+        except (ValueError, TypeError):
+            return value
+    if isinstance(value, float) and value != value:
+        return None
+    return value
+
+
 def jsonable(value):
     """``json.dumps``' fallback for numpy and pandas scalars (int64, bool_, float32, Timestamp)."""
     if hasattr(value, "item"):
@@ -123,11 +145,20 @@ def format_predictions(texts: list[str], probs: np.ndarray, label_names: list[st
 
 
 def prediction_records(texts: list, probs: np.ndarray, label_names: list[str], proba: bool, table=None) -> list[dict]:
-    """One dict per text: the input's columns (or text, and pair), the label, and with ``proba`` p_<label>."""
+    """One dict per text: the input's columns as given (or text, and pair), the label, and with ``proba``
+    p_<label>. A .jsonl input keeps each row's own fields and values (``attrs['rows']``); a table keeps each column's
+    type (a row of a DataFrame would turn the ints of a row with a float into floats); missing values are null."""
     records = []
+    rows = None
+    if table is not None:
+        rows = table.attrs.get("rows") or table.to_dict("records")
+        taken = [f"p_{n}" for n in label_names if f"p_{n}" in table.columns] if proba else []
+        if taken:
+            raise RecipesError(f"the input has a '{taken[0]}' column, which the probabilities would overwrite: "
+                               "rename it")
     for i, text in enumerate(texts):
-        row = dict(table.iloc[i]) if table is not None else {"text": text}
-        if isinstance(text, tuple) and table is None:
+        row = {k: plain(v) for k, v in rows[i].items()} if rows is not None else {"text": text}
+        if isinstance(text, tuple) and rows is None:
             row = {"text": text[0], "pair": text[1]}
         row["label"] = label_names[int(probs[i].argmax())]
         if proba:

@@ -72,6 +72,7 @@ def read_chunks(path: str | os.PathLike, encoding: str = "utf-8", pair_column: s
             yield from _text_chunks(path, encoding, chunk_size)
             return
         if fmt == "csv":
+            _check_header(path, encoding)
             chunks = pd.read_csv(path, chunksize=chunk_size, dtype=str, keep_default_na=False, encoding=encoding)
         elif fmt == "jsonl":  # Python's own parser: pandas' drops escaped lone surrogates without a word
             chunks = _jsonl_chunks(path, encoding, chunk_size)
@@ -82,7 +83,9 @@ def read_chunks(path: str | os.PathLike, encoding: str = "utf-8", pair_column: s
         start = 0
         for chunk in chunks:
             _check_columns(path, chunk, pair_column, start)
-            yield chunk.reset_index(drop=True)
+            out = chunk.reset_index(drop=True)
+            out.attrs.update(chunk.attrs)
+            yield out
             start += len(chunk)
     except RecipesError:
         raise
@@ -147,10 +150,20 @@ def _jsonl_chunks(path: Path, encoding: str, chunk_size: int) -> Iterator:
                 raise RecipesError(f"{path}: line {number} {why}")
         rows.append(row)
         if len(rows) == chunk_size:
-            yield pd.DataFrame(rows)
+            yield _rows_frame(rows)
             rows = []
     if rows:
-        yield pd.DataFrame(rows)
+        yield _rows_frame(rows)
+
+
+def _rows_frame(rows: list[dict]):
+    """A chunk of .jsonl rows as a DataFrame that holds the rows themselves too (``attrs['rows']``): the output keeps
+    each row's own fields and values, where pandas fills a missing field with NaN and makes its column's ints floats."""
+    import pandas as pd
+
+    frame = pd.DataFrame(rows)
+    frame.attrs["rows"] = rows
+    return frame
 
 
 # checked longest first: a UTF-32-LE mark begins with UTF-16-LE's
@@ -186,6 +199,20 @@ def _decoded_lines(path: Path, encoding: str) -> Iterator[str]:
                                    "binary file?): give a text file, or its encoding with --encoding") from None
             yield line.removeprefix("\ufeff") if number == 1 else line
             offset += len(raw)
+
+
+def _check_header(path: Path, encoding: str) -> None:
+    """Refuse a .csv whose header names a column twice: pandas would rename the second ('id.1'), and the output would
+    hold a column the input did not."""
+    import csv
+    from collections import Counter
+
+    with open(path, encoding=encoding, newline="") as f:
+        header = next(csv.reader(f), [])
+    twice = [name for name, n in Counter(header).items() if n > 1]
+    if twice:
+        raise RecipesError(f"{path}: the header names the column '{twice[0]}' {Counter(header)[twice[0]]} times: "
+                           "give each column its own name")
 
 
 def _check_columns(path: Path, chunk, pair_column: str | None, start: int) -> None:
