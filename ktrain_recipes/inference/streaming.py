@@ -130,7 +130,6 @@ def _text_chunks(path: Path, encoding: str, chunk_size: int) -> Iterator:
 
 
 def _jsonl_chunks(path: Path, encoding: str, chunk_size: int) -> Iterator:
-    import pandas as pd
 
     rows: list[dict] = []
     for number, line in enumerate(_decoded_lines(path, encoding), 1):
