@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import ktrain_recipes as kr
+from ktrain_recipes import RecipesError
 
 
 def ktrain_rates(max_lr: float, steps_per_epoch: int, epochs: int) -> list[float]:
@@ -81,3 +82,44 @@ def test_the_finder_refuses_settings_that_cannot_work():
         kr.LRFinder(lr_mult=1.0)
     with pytest.raises(ValueError, match="max_lr > 0"):
         kr.OneCycle(0, 10, 1)
+
+
+@pytest.mark.slow
+def test_kerashub_reads_the_offline_minilm_trains_on_one_cycle_and_round_trips(emotion, tiny_predictor, tmp_path):
+    """The path after ktrain in the same environment as ktrain: KerasHub's BertTextClassifier from the offline
+    MiniLM folder (the same weights and vocabulary as the ktrain path), trained on kr.OneCycle, saved as .keras and
+    reloaded; a ktrain predictor still answers in the same process."""
+    import keras
+    import keras_hub
+    from transformers import AutoTokenizer
+
+    from ktrain_recipes.models import minilm_source
+
+    folder = str(minilm_source())
+    keras.utils.set_random_seed(0)
+    model = keras_hub.models.BertTextClassifier.from_preset(folder, num_classes=6, activation=None)
+    assert model.count_params() == 22_715_526  # MiniLM's 22,713,216 and a 384 x 6 head
+    model.preprocessor.sequence_length = 32
+    texts = ["i feel so happy and relaxed today", "I'm terrified of what comes next!!"]
+    features = model.preprocessor(texts)
+    ids = np.asarray((features[0] if isinstance(features, tuple) else features)["token_ids"])
+    reference = AutoTokenizer.from_pretrained(folder)(texts, padding="max_length", max_length=32)["input_ids"]
+    assert ids.tolist() == reference  # the same WordPiece ids the ktrain path feeds MiniLM
+    x, y = emotion.texts("train")[:128], np.asarray(emotion.label_ids(emotion.labels("train")[:128]))
+    schedule = kr.OneCycle(1e-4, steps_per_epoch=8, epochs=2)
+    model.compile(optimizer=keras.optimizers.Adam(schedule),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    history = model.fit(x, y, batch_size=16, epochs=2, verbose=0)
+    assert int(model.optimizer.iterations) == 16 and np.isfinite(history.history["loss"]).all()
+    assert float(model.optimizer.learning_rate) == pytest.approx(float(schedule(16)), rel=1e-5)
+    model.save(tmp_path / "minilm.keras")
+    reloaded = keras.saving.load_model(tmp_path / "minilm.keras")
+    assert np.allclose(reloaded.predict(texts, verbose=0), model.predict(texts, verbose=0), atol=1e-5)
+    assert len(kr.load_checked_predictor(tiny_predictor).predict(["i am fine"])) == 1  # ktrain, tf_keras: still fine
+    # the commands take predictor folders: a .keras file, or a folder of one, is named as what it is
+    from ktrain_recipes import cli
+
+    for given in (tmp_path / "minilm.keras", tmp_path):
+        with pytest.raises(RecipesError, match="a Keras 3 model.*keras.saving.load_model"):
+            kr.load_checked_predictor(given)
+    assert cli.main(["predict", "--predictor", str(tmp_path / "minilm.keras"), "a text"]) == 1

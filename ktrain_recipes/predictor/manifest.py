@@ -92,6 +92,9 @@ def read_manifest(folder: str | os.PathLike, strict: bool = False) -> dict:
     folder = Path(folder)
     recover(folder)
     if folder.exists() and not folder.is_dir():
+        if folder.suffix == ".keras":
+            raise RecipesError(f"'{folder}' is a Keras 3 model, not a predictor: load it with keras.saving.load_model "
+                               "(docs/keras3.md); predict, export and serve take the folders train saves")
         raise RecipesError(f"'{folder}' is not a folder: pass the predictor folder (the --out of a train run)")
     if not folder.is_dir():
         raise RecipesError(f"predictor folder '{folder}' does not exist: pass the --out folder of a train run")
@@ -164,6 +167,11 @@ def _load_manifest(folder: Path) -> dict:
         raw = read_regular(folder / MANIFEST)
         manifest = json.loads(raw)
     except FileNotFoundError:
+        keras3 = sorted(p.name for p in folder.glob("*.keras"))
+        if keras3:
+            raise RecipesError(f"'{folder}' holds a Keras 3 model ({keras3[0]}), not a predictor: load it with "
+                               "keras.saving.load_model (docs/keras3.md); predict, export and serve take the "
+                               "folders train saves") from None
         raise RecipesError(f"'{folder}' has no {MANIFEST}: it is not a predictor saved by ktrain_recipes") from None
     except (IsADirectoryError, ValueError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors too
         raise RecipesError(corrupt) from None
