@@ -15,6 +15,10 @@ from dataclasses import dataclass, field
 from ktrain_recipes.errors import RecipesError
 
 
+# the positions BERT, MiniLM, DistilBERT, ALBERT and ELECTRA have embeddings for (RoBERTa: 514, two of them reserved)
+MAX_POSITIONS = 512
+
+
 def parse_maxlen(value: str) -> int | str:
     """Parse a maxlen flag: 'auto', 'max' or a number of tokens."""
     if value in ("auto", "max"):
@@ -267,6 +271,9 @@ class RecipeConfig:
         check_fraction(self.val_fraction)
         if isinstance(self.maxlen, int) and self.maxlen < 8:
             raise RecipesError(f"--maxlen must be at least 8 tokens, got {self.maxlen}")
+        if isinstance(self.maxlen, int) and self.maxlen > MAX_POSITIONS:
+            raise RecipesError(f"--maxlen must be at most {MAX_POSITIONS} tokens, the longest input BERT-family "
+                               f"models read (their position embeddings end there), got {self.maxlen}")
 
     def _check_kinds(self) -> None:
         """Whole numbers where counts are meant, finite numbers where rates are, names where names are."""
@@ -289,12 +296,3 @@ class RecipeConfig:
     def settings(self) -> dict:
         """Return the settings as a plain dict (what metrics.json records)."""
         return dataclasses.asdict(self)
-
-
-def config_fields(groups: tuple[str, ...] = GROUPS) -> list[dataclasses.Field]:
-    """Return the fields of RecipeConfig's settings ``groups``, in declaration order (the CLI makes one flag of
-    each): model, data (what to read), sample (how much, which seed), training (how), output (where)."""
-    unknown = set(groups) - set(GROUPS)
-    if unknown:
-        raise ValueError(f"no settings group {', '.join(sorted(unknown))}; the groups are {', '.join(GROUPS)}")
-    return [f for f in dataclasses.fields(RecipeConfig) if f.metadata["group"] in groups]

@@ -72,3 +72,18 @@ def test_max_batch_128_is_one_model_call_of_128(exported, backend):
     batcher = MicroBatcher(model, max_batch=128, max_wait_ms=0)
     run_requests(batcher, [128])
     assert calls == [128]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(max_batch=0, max_wait_ms=2), "max_batch must be a whole number"),
+    (dict(max_batch=True, max_wait_ms=2), "max_batch must be a whole number"),
+    (dict(max_batch=8, max_wait_ms=float("nan")), "max_wait_ms must be a finite number"),
+    (dict(max_batch=8, max_wait_ms=-1), "max_wait_ms must be a finite number"),
+    (dict(max_batch=8, max_wait_ms=2, max_queue=4), "a full batch could never queue"),
+])
+def test_a_batcher_refuses_bounds_that_cannot_work(kwargs, message):
+    from ktrain_recipes import RecipesError
+
+    with pytest.raises(RecipesError, match=message):
+        MicroBatcher(None, **kwargs)
+    MicroBatcher(None, max_batch=8, max_wait_ms=0, max_queue=8).worker.shutdown()  # the edges are fine

@@ -1,4 +1,5 @@
 import argparse
+import dataclasses
 import json
 import subprocess
 import sys
@@ -7,7 +8,7 @@ import pytest
 
 import ktrain_recipes as kr
 from ktrain_recipes import RecipeConfig, cli
-from ktrain_recipes.config import config_fields
+from ktrain_recipes.config import GROUPS
 
 
 def test_train_delegates_flags_to_run_recipe(monkeypatch):
@@ -27,7 +28,7 @@ def test_every_setting_has_a_flag_with_help_and_its_default():
     parser = cli.build_parser()
     train = parser._subparsers._group_actions[0].choices["train"]
     flags = {a.dest: a for a in train._actions}
-    for f in config_fields():
+    for f in (f for f in dataclasses.fields(RecipeConfig) if f.metadata["group"] in GROUPS):
         assert f.name in flags, f"RecipeConfig.{f.name} has no train flag"
         shown = argparse.SUPPRESS if f.metadata["hidden"] else f.metadata["help"]
         assert flags[f.name].help == shown and flags[f.name].default == f.default
@@ -47,6 +48,7 @@ def test_every_setting_has_a_flag_with_help_and_its_default():
     (["--limit", "0"], "--limit must be at least 1"),
     (["--eval-limit", "0"], "--eval-limit must be at least 1"),
     (["--maxlen", "4"], "--maxlen must be at least 8"),
+    (["--maxlen", "513"], "--maxlen must be at most 512 tokens"),
 ])
 def test_settings_out_of_range_are_refused_at_parse_time(flags, message, capsys, monkeypatch):
     monkeypatch.setattr("ktrain_recipes.training.recipe.run_recipe", lambda config: pytest.fail("should not train"))

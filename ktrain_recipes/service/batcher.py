@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.service.model import LoadedModel
 
 log = logging.getLogger("ktrain_recipes.service.app")
@@ -50,7 +51,17 @@ class MicroBatcher:
 
     def __init__(self, model: LoadedModel, max_batch: int, max_wait_ms: float, max_queue: int | None = None,
                  on_call=None):
-        """``on_call(texts, ok)``: told of every model call (the service's metrics)."""
+        """``on_call(texts, ok)``: told of every model call (the service's metrics). The bounds are checked here,
+        for a batcher made in Python as much as for the service's flags (``ServiceSettings`` checks those first)."""
+        if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
+            raise RecipesError(f"max_batch must be a whole number of texts, at least 1; got {max_batch!r}")
+        if isinstance(max_wait_ms, bool) or not isinstance(max_wait_ms, (int, float)) \
+                or not 0 <= max_wait_ms < float("inf"):
+            raise RecipesError(f"max_wait_ms must be a finite number of milliseconds, 0 or more; got {max_wait_ms!r}")
+        if max_queue is not None and (isinstance(max_queue, bool) or not isinstance(max_queue, int)
+                                      or max_queue < max_batch):
+            raise RecipesError(f"max_queue must be None or a whole number of texts, at least max_batch "
+                               f"({max_batch}): a full batch could never queue; got {max_queue!r}")
         self.model, self.max_batch, self.max_wait = model, max_batch, max_wait_ms / 1000
         self.max_queue, self.on_call = max_queue, on_call or (lambda texts, ok: None)
         self.calls = 0
