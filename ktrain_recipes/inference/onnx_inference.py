@@ -19,7 +19,8 @@ from ktrain_recipes import compat  # noqa: F401
 from ktrain_recipes.batch_policy import MODEL_BATCH
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.predictor.loading import load_checked_predictor, load_consistent
-from ktrain_recipes.predictor.manifest import DERIVED, ONNX_FP32, ONNX_INT8, check_derived, read_manifest, sha256_file
+from ktrain_recipes.predictor.manifest import (DERIVED, ONNX_FP32, ONNX_INT8, check_derived, identity, read_manifest,
+                                              sha256_file)
 from ktrain_recipes.predictor.staging import staged_predictor
 from ktrain_recipes.data.tokens import tokenize
 
@@ -84,7 +85,7 @@ def export_onnx(folder: str | os.PathLike, quantize: bool = True) -> dict[str, P
                     quantize_dynamic(str(stage.path / ONNX_FP32), str(stage.path / ONNX_INT8),
                                      weight_type=QuantType.QInt8)
                 written["int8"] = stage.path / ONNX_INT8
-            manifest = {k: v for k, v in read.items() if k != "_digest"}
+            manifest = dict(read)
             files = {k: v for k, v in manifest["files"].items() if k not in DERIVED}
             files.update({p.name: sha256_file(p) for p in written.values()})
             manifest.update(files=files, onnx_inputs=keys)
@@ -108,7 +109,7 @@ class OnnxPredictor:
         self.folder, self.int8, self.batch_size, self.threads = Path(folder), int8, batch_size, threads
         load_consistent(self.folder, self._load, strict)
 
-    def _load(self, folder: Path, manifest: dict) -> None:
+    def _load(self, folder: Path, manifest: dict, digest: str) -> None:
         import onnxruntime as ort
         from transformers import AutoTokenizer
 
@@ -136,7 +137,7 @@ class OnnxPredictor:
                                f"{len(self.classes)} labels: re-run train")
         self.maxlen = int(manifest["maxlen"])
         self.pairs = manifest.get("pairs")
-        self.identity = identity(folder, manifest, "int8" if self.int8 else "onnx-fp32")
+        self.identity = identity(folder, manifest, digest, "int8" if self.int8 else "onnx-fp32")
         self.tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
 
     def get_classes(self) -> list[str]:
@@ -183,12 +184,6 @@ def _without_preprocessing_hint():
     finally:
         root.removeFilter(hint)
 
-
-def identity(folder: Path, manifest: dict, backend: str) -> dict:
-    """What names one saved predictor: its folder, model, labels, save and backend (the service reports it)."""
-    return {"folder": str(folder), "model_id": manifest.get("model_id"), "labels": list(manifest["label_names"]),
-            "maxlen": int(manifest["maxlen"]), "manifest_sha256": manifest["_digest"],
-            "save_id": manifest.get("save_id"), "created": manifest.get("created"), "backend": backend}
 
 
 def load_int8_predictor(folder: str | os.PathLike, int8: bool = True, strict: bool = False,

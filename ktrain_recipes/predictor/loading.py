@@ -21,7 +21,7 @@ from typing import Callable, TypeVar
 
 from ktrain_recipes.batch_policy import KTRAIN_BATCH
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.predictor.manifest import manifest_digest, read_manifest
+from ktrain_recipes.predictor.manifest import manifest_digest, read_checked
 from ktrain_recipes.predictor.swaps import swap_in_progress
 from ktrain_recipes.segments import recorded_segment_ids
 
@@ -29,7 +29,7 @@ T = TypeVar("T")
 PREPROC_PICKLE = "tf_model.preproc"
 
 
-def load_consistent(folder: str | os.PathLike, load: Callable[[Path, dict], T], strict: bool = False,
+def load_consistent(folder: str | os.PathLike, load: Callable[[Path, dict, str], T], strict: bool = False,
                     timeout: float = 30.0) -> T:
     """Call ``load(folder, manifest)`` so that everything it read came from one save of ``folder``.
 
@@ -43,9 +43,9 @@ def load_consistent(folder: str | os.PathLike, load: Callable[[Path, dict], T], 
     while True:
         before = manifest_digest(folder)
         try:
-            manifest = read_manifest(folder, strict)
-            result = load(folder, manifest)
-            if manifest_digest(folder) == manifest["_digest"]:
+            manifest, digest = read_checked(folder, strict)
+            result = load(folder, manifest, digest)
+            if manifest_digest(folder) == digest:
                 return result
             error: Exception = RecipesError(f"'{folder}' was replaced by another save while it was loading")
         except Exception as exc:  # noqa: BLE001  (a half-swapped folder can make any loader fail)
@@ -151,7 +151,7 @@ def load_checked_predictor(folder: str | os.PathLike, batch_size: int = KTRAIN_B
       unpickle_preproc: read ktrain's ``tf_model.preproc`` pickle with ``ktrain.load_predictor`` instead of
         rebuilding the preprocessor. A pickle runs code when read: only for folders you trust.
     """
-    def load(folder: Path, manifest: dict):
+    def load(folder: Path, manifest: dict, digest: str):
         return predictor_from(folder, manifest, batch_size, unpickle_preproc)
 
     return load_consistent(folder, load, strict)

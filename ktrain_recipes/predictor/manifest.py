@@ -81,13 +81,18 @@ def _jsonable(value):
 
 
 def read_manifest(folder: str | os.PathLike, strict: bool = False) -> dict:
-    """Check a predictor folder against its manifest and return the manifest.
+    """Check a predictor folder against its manifest and return the manifest (``read_checked``)."""
+    return read_checked(folder, strict)[0]
+
+
+def read_checked(folder: str | os.PathLike, strict: bool = False) -> tuple[dict, str]:
+    """Check a predictor folder against its manifest; return the manifest and the sha256 of its bytes as read.
 
     Raises RecipesError naming the problem: no such folder, a corrupt manifest, an empty file list, a
     listed file missing or edited, a file the manifest does not list. The derived ONNX files are only
     checked for being listed here; ``check_derived`` checks their hashes when the int8 path is used.
     Other minor versions of TensorFlow/transformers/ktrain warn, or with ``strict`` raise.
-    The returned dict holds ``_digest``, the sha256 of the manifest's bytes as read.
+    The digest names this save of the folder (``load_consistent`` compares it after a load; the service reports it).
     """
     folder = Path(folder)
     recover(folder)
@@ -98,7 +103,7 @@ def read_manifest(folder: str | os.PathLike, strict: bool = False) -> dict:
         raise RecipesError(f"'{folder}' is not a folder: pass the predictor folder (the --out of a train run)")
     if not folder.is_dir():
         raise RecipesError(f"predictor folder '{folder}' does not exist: pass the --out folder of a train run")
-    manifest = _load_manifest(folder)
+    manifest, digest = _load_manifest(folder)
     check_versions(str(folder), manifest.get("versions", {}), strict)
     listed = manifest["files"]
     present = {p.name for p in folder.iterdir()} - {MANIFEST}
@@ -106,14 +111,14 @@ def read_manifest(folder: str | os.PathLike, strict: bool = False) -> dict:
     if unlisted:
         raise RecipesError(f"'{folder}' holds {unlisted[0]!r}, which its manifest does not list (files may only "
                            "be added by our commands): remove it, or re-save the predictor")
-    for name, digest in listed.items():
+    for name, file_digest in listed.items():
         if name in DERIVED:
             continue
         if not (folder / name).is_file():
             raise RecipesError(f"'{folder}' is missing {name}: the predictor is incomplete, re-run train")
-        if sha256_file(folder / name) != digest:
+        if sha256_file(folder / name) != file_digest:
             raise RecipesError(f"'{folder}/{name}' does not match its checksum (corrupt or edited): re-run train")
-    return manifest
+    return manifest, digest
 
 
 def check_derived(folder: str | os.PathLike, manifest: dict, name: str) -> Path:
@@ -161,7 +166,7 @@ def manifest_digest(folder: str | os.PathLike) -> str | None:
         return None
 
 
-def _load_manifest(folder: Path) -> dict:
+def _load_manifest(folder: Path) -> tuple[dict, str]:
     corrupt = f"'{folder}/{MANIFEST}' is corrupt: re-run train to recreate the predictor"
     try:
         raw = read_regular(folder / MANIFEST)
@@ -179,7 +184,7 @@ def _load_manifest(folder: Path) -> dict:
         raise RecipesError(corrupt)
     if not manifest["files"] or not all(isinstance(v, str) for v in manifest["files"].values()):
         raise RecipesError(f"{corrupt} (its file list is empty or malformed, so nothing could be checked)")
-    manifest["_digest"] = hashlib.sha256(raw).hexdigest()
+    digest = hashlib.sha256(raw).hexdigest()
     if manifest.get("format_version") != FORMAT_VERSION:
         raise RecipesError(
             f"'{folder}' was saved in predictor format {manifest.get('format_version')}, this version reads "
@@ -193,7 +198,7 @@ def _load_manifest(folder: Path) -> dict:
     labels, maxlen = manifest.get("label_names"), manifest.get("maxlen")
     if manifest.get("labels_sha256") != _labels_digest(labels, maxlen):
         raise RecipesError(f"{corrupt} (its label names or maxlen were edited)")
-    return manifest
+    return manifest, digest
 
 
 def listed_files(folder: str | os.PathLike) -> set[str]:
@@ -227,3 +232,10 @@ def read_metrics(folder: str | os.PathLike) -> dict:
 def folder_size_mb(folder: str | os.PathLike, pattern: str = "*") -> float:
     """Return the size of the files in a folder matching pattern, in MB."""
     return sum(p.stat().st_size for p in Path(folder).glob(pattern) if p.is_file()) / 1e6
+
+
+def identity(folder: Path, manifest: dict, digest: str, backend: str) -> dict:
+    """What names one saved predictor: its folder, model, labels, save and backend (the service reports it)."""
+    return {"folder": str(folder), "model_id": manifest.get("model_id"), "labels": list(manifest["label_names"]),
+            "maxlen": int(manifest["maxlen"]), "manifest_sha256": digest,
+            "save_id": manifest.get("save_id"), "created": manifest.get("created"), "backend": backend}

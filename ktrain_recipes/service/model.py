@@ -41,11 +41,11 @@ def load_model(folder: str | Path, backend: str = "auto", threads: int | None = 
         model = load_int8_predictor(folder, threads=threads, batch_size=batch_size)
         identity, pairs = model.identity, model.pairs
     else:
-        from ktrain_recipes.inference.onnx_inference import identity as make_identity
         from ktrain_recipes.predictor.loading import load_consistent, predictor_from
+        from ktrain_recipes.predictor.manifest import identity as make_identity
 
-        def load(folder: Path, manifest: dict):  # the folder is checked once, by this load_consistent
-            return (predictor_from(folder, manifest, batch_size), make_identity(folder, manifest, "ktrain"),
+        def load(folder: Path, manifest: dict, digest: str):  # the folder is checked once, by this load_consistent
+            return (predictor_from(folder, manifest, batch_size), make_identity(folder, manifest, digest, "ktrain"),
                     manifest.get("pairs"))
 
         predictor, identity, pairs = load_consistent(folder, load)
