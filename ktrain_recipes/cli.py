@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 
 from ktrain_recipes import compat  # noqa: F401
 from ktrain_recipes.commands.flags import ShowDefaults
@@ -42,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     module = command(args.command)
     if module.uses_tensorflow(args):
         compat.import_tensorflow_quietly()
+    # SIGTERM (a container stopping, `kill`) ends a command as Ctrl-C does, so its partial files are removed
+    previous = signal.signal(signal.SIGTERM, _terminate) if threading.current_thread() is threading.main_thread() \
+        else None
     try:
         module.run(args)
     except RecipesError as exc:
@@ -50,4 +55,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return 0
+
+
+def _terminate(signum, frame) -> None:
+    raise KeyboardInterrupt

@@ -210,3 +210,16 @@ def test_distill_with_augmented_texts_labels_them_by_the_teacher(tiny_predictor,
     assert metrics["distillation"]["augment"] == 2 and metrics["n_train"] == 180
     assert cli.main(["distill", "--teacher", str(tiny_predictor), "--alpha", "1", "--augment", "2", "--out",
                      str(tmp_path / "x")]) == 1
+
+
+def test_a_student_as_deep_as_its_source_is_refused_before_any_copy_is_made(tiny_predictor, tiny_models, small_data,
+                                                                             tmp_path, monkeypatch, capsys):
+    from ktrain_recipes.training import distill as distilling
+
+    made = []
+    monkeypatch.setattr(distilling, "with_copies", lambda *a, **k: made.append(1) or (a[0], a[1]))
+    for flags in (["--layers", "2"], ["--layers", "3", "--student", tiny_models["roberta"]]):
+        assert cli.main(["distill", "--teacher", str(tiny_predictor), "--data", str(small_data), "--augment", "50",
+                         "--out", str(tmp_path / "s"), *flags]) == 1
+        assert "the student is cut from a 2-layer model, so it takes fewer layers (1 to 1)" in capsys.readouterr().err
+    assert made == [] and not (tmp_path / "s").exists()

@@ -131,3 +131,15 @@ def test_one_task_saves_whether_or_not_the_cluster_names_a_chief():
     assert [chief_task(workers, "worker", i) for i in range(3)] == [True, False, False]
     assert chief_task(["worker", "evaluator"], "evaluator", 0) is False
     assert chief_task([], None, None) is True  # not a multi-worker run
+
+
+@pytest.mark.parametrize("address", ["localhost:99999", "localhost:0", "localhost:8²", "localhost:", ":2222",
+                                     "localhost:８０８０"])
+def test_tf_config_addresses_need_a_host_and_a_port_from_1_to_65535(address):
+    from ktrain_recipes.training.distribute import check_tf_config
+
+    config = {"cluster": {"worker": [address]}, "task": {"type": "worker", "index": 0}}
+    with pytest.raises(RecipesError, match="'host:port' addresses"):
+        check_tf_config(json.dumps(config))
+    config["cluster"]["worker"] = ["localhost:2222"]
+    assert check_tf_config(json.dumps(config))["cluster"]["worker"] == ["localhost:2222"]

@@ -75,6 +75,27 @@ def test_a_killed_runs_partial_output_is_removed_by_the_next_run(exported, tmp_p
     assert out.read_text().count("\n") == 2  # the header and the one text
 
 
+def test_sigterm_ends_a_predict_as_ctrl_c_does_with_no_partial_file_left(exported, tmp_path):
+    (tmp_path / "in.txt").write_text("\n".join(f"text number {i} makes me happy" for i in range(200_000)) + "\n")
+    out = tmp_path / "out.csv"
+    run = subprocess.Popen([sys.executable, "-m", "ktrain_recipes", "predict", "--predictor", str(exported), "--int8",
+                            "--input", str(tmp_path / "in.txt"), "--output", str(out), "--chunk-size", "500"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not [p for p in tmp_path.iterdir() if ".partial" in p.name] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert [p for p in tmp_path.iterdir() if ".partial" in p.name], "the run never started writing"
+        run.send_signal(signal.SIGTERM)
+        _, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait(timeout=30)
+    assert run.returncode == 130 and "interrupted" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]  # no output, no partial file
+
+
 # 4. an --output suffix names its format, or is refused
 def test_the_output_suffix_chooses_a_known_format_or_is_refused(exported, tmp_path, capsys):
     (tmp_path / "in.txt").write_text("i am happy\nso sad\n")

@@ -273,6 +273,11 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     # the student's reader: the teacher's, or for a student of another vocabulary its own at the teacher's maxlen
     s = transformer_preprocessor(resolve_model(settings.student), t.maxlen, list(t.get_classes()),
                                  t.batch_size) if own else t
+    # before any copy is made or model cut: a student as deep as what it is cut from is no student
+    most = layer_count(s.config if own else teacher_predictor.model.config)
+    if settings.layers > most or (settings.layers == most and not own):
+        raise RecipesError(f"--layers {settings.layers}: the student is cut from a {most}-layer model, so it takes "
+                           f"fewer layers (1 to {most - 1})" + (f", or {most} to use it whole" if own else ""))
     set_seed(config.seed)
     texts, ids = with_copies(list(run.train[0]), list(ds.label_ids(run.train[1])), settings.augment, config.seed,
                              s.get_tokenizer().mask_token or "[MASK]")

@@ -71,9 +71,10 @@ def check_tf_config(raw: str | None) -> dict:
         raise RecipesError(f"TF_CONFIG's 'cluster' must map job names to address lists: {_SEE}")
     for job, addresses in cluster.items():
         if job not in ("chief", "worker", "evaluator", "ps") or not isinstance(addresses, list) or not addresses \
-                or not all(isinstance(a, str) and a.rpartition(":")[2].isdigit() for a in addresses):
+                or not all(isinstance(a, str) and _valid_port(a.rpartition(":")[2]) and a.rpartition(":")[0]
+                           for a in addresses):
             raise RecipesError(f"TF_CONFIG's cluster '{job}' must be chief, worker, evaluator or ps, with a list of "
-                               f"'host:port' addresses: {_SEE}")
+                               f"'host:port' addresses (port 1-65535): {_SEE}")
     if not isinstance(task, dict) or task.get("type") not in cluster or isinstance(task.get("index"), bool) \
             or not isinstance(task.get("index"), int):
         raise RecipesError(f"TF_CONFIG's 'task' must be {{\"type\": one of {', '.join(cluster)}, \"index\": N}}: "
@@ -156,6 +157,11 @@ def wait_for(peers: list[tuple[str, int, str]], port: int, timeout_s: float) -> 
     finally:
         signal.signal(signal.SIGTERM, previous)
         listener.close()
+
+
+def _valid_port(text: str) -> bool:
+    """An ASCII port number from 1 to 65535 (``str.isdigit`` also accepts superscripts such as '²')."""
+    return text.isascii() and text.isdigit() and 1 <= int(text) <= 65535
 
 
 def is_chief(strategy) -> bool:
