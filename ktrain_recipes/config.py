@@ -287,6 +287,14 @@ class RecipeConfig:
                 raise RecipesError(f"--{name.replace('_', '-')} must be a number, got {value!r}")
         if not (self.maxlen in ("auto", "max") or (isinstance(self.maxlen, int) and not isinstance(self.maxlen, bool))):
             raise RecipesError(f"--maxlen must be 'auto', 'max' or a whole number of tokens, got {self.maxlen!r}")
+        for name in ("model", "text_column", "label_column", "out"):  # names and folders: strings, never empty
+            value = getattr(self, name)
+            if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+                raise RecipesError(f"--{name.replace('_', '-')} must be a non-empty name, got {value!r}")
+        for name in ("data", "data_config", "pair_column"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, (str, os.PathLike)) or not str(value).strip()):
+                raise RecipesError(f"--{name.replace('_', '-')} must be a non-empty name or left out, got {value!r}")
         if self.labels is not None and (isinstance(self.labels, str) or len(self.labels) < 2):
             raise RecipesError(f"--labels must name at least two labels, got {self.labels!r}")
         if self.labels is not None and not isinstance(self.labels, (list, tuple)):  # a set has no order

@@ -165,6 +165,11 @@ def test_a_bad_setting_fails_where_it_is_written():
         RecipeConfig(lr=-1)
     with pytest.raises(RecipesError, match="--val-fraction must be between 0 and 1"):
         RecipeConfig(val_fraction=2)
+    for field, value in [("text_column", None), ("out", None), ("label_column", ""), ("model", 3), ("out", " ")]:
+        with pytest.raises(RecipesError, match=f"--{field.replace('_', '-')} must be a non-empty name, got"):
+            RecipeConfig(**{field: value})
+    with pytest.raises(RecipesError, match="--pair-column must be a non-empty name or left out"):
+        RecipeConfig(pair_column="")
 
 
 def test_tensorflow_start_up_lines_do_not_reach_the_terminal(tiny_predictor):

@@ -75,6 +75,26 @@ def test_the_output_keeps_the_inputs_values_as_given(exported, tmp_path):
         predict_file(model, tmp_path / "twice.csv", str(tmp_path / "t-out.csv"), progress=False)
 
 
+def test_decimals_keep_their_digits_binary_is_refused_and_a_nested_surrogate_is_named(exported, tmp_path):
+    import decimal
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    model = load_int8_predictor(exported)
+    pq.write_table(pa.table({"text": ["i am so happy"], "price": pa.array([decimal.Decimal("12.345")],
+                                                                          pa.decimal128(6, 3))}), tmp_path / "d.parquet")
+    predict_file(model, tmp_path / "d.parquet", str(tmp_path / "d.jsonl"), progress=False)
+    assert json.loads((tmp_path / "d.jsonl").read_text())["price"] == "12.345"
+    pq.write_table(pa.table({"text": ["i am so happy"], "blob": [b"\x00\x01"]}), tmp_path / "b.parquet")
+    with pytest.raises(RecipesError, match="a column of binary values, which JSON cannot hold"):
+        predict_file(model, tmp_path / "b.parquet", str(tmp_path / "b.jsonl"), progress=False)
+    assert not (tmp_path / "b.jsonl").exists()
+    (tmp_path / "s.jsonl").write_text('{"text": "fine", "meta": {"tags": ["ok", "\\ud800"]}}\n')
+    with pytest.raises(RecipesError, match="line 1 holds a lone surrogate"):
+        predict_file(model, tmp_path / "s.jsonl", str(tmp_path / "s-out.jsonl"), progress=False)
+
+
 def test_lines_split_on_newlines_only(exported, tmp_path, capsys):
     (tmp_path / "in.txt").write_text("one\u2028still one\ntwo\x0cstill two\r\nthree\x85still three\n\n")
     assert cli.main(["predict", "--predictor", str(exported), "--int8", "--input", str(tmp_path / "in.txt")]) == 0

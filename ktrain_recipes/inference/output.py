@@ -107,7 +107,17 @@ def plain(value):
 
 
 def jsonable(value):
-    """``json.dumps``' fallback for numpy and pandas scalars (int64, bool_, float32, Timestamp)."""
+    """``json.dumps``' fallback for numpy and pandas scalars (int64, bool_, float32, Timestamp), decimals (as
+    their exact digits, a string) and arrays; binary values are refused in one line."""
+    import decimal
+
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raise RecipesError("the input has a column of binary values, which JSON cannot hold: write the output as "
+                           ".parquet, or drop that column")
+    if hasattr(value, "tolist"):
+        return value.tolist()
     if hasattr(value, "item"):
         return value.item()
     if hasattr(value, "isoformat"):

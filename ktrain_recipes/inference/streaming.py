@@ -143,8 +143,8 @@ def _jsonl_chunks(path: Path, encoding: str, chunk_size: int) -> Iterator:
         if not isinstance(row, dict):
             raise RecipesError(f"{path}: line {number} is a JSON {type(row).__name__}, not an object with a 'text' "
                                "field")
-        for value in row.values():  # before pandas, which cannot hold them in its string columns
-            why = unreadable(value) if isinstance(value, str) else None
+        for value in _strings(row):  # nested too: a lone surrogate anywhere cannot be written out again
+            why = unreadable(value)
             if why:
                 raise RecipesError(f"{path}: line {number} {why}")
         rows.append(row)
@@ -153,6 +153,19 @@ def _jsonl_chunks(path: Path, encoding: str, chunk_size: int) -> Iterator:
             rows = []
     if rows:
         yield _rows_frame(rows)
+
+
+def _strings(value) -> Iterator[str]:
+    """Every string in a JSON value (keys included), however deeply nested."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(key)
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
 
 
 def _rows_frame(rows: list[dict]):
