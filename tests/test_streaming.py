@@ -82,8 +82,8 @@ def test_decimals_keep_their_digits_binary_is_refused_and_a_nested_surrogate_is_
     import pyarrow.parquet as pq
 
     model = load_int8_predictor(exported)
-    pq.write_table(pa.table({"text": ["i am so happy"], "price": pa.array([decimal.Decimal("12.345")],
-                                                                          pa.decimal128(6, 3))}), tmp_path / "d.parquet")
+    price = pa.array([decimal.Decimal("12.345")], pa.decimal128(6, 3))
+    pq.write_table(pa.table({"text": ["i am so happy"], "price": price}), tmp_path / "d.parquet")
     predict_file(model, tmp_path / "d.parquet", str(tmp_path / "d.jsonl"), progress=False)
     assert json.loads((tmp_path / "d.jsonl").read_text())["price"] == "12.345"
     pq.write_table(pa.table({"text": ["i am so happy"], "blob": [b"\x00\x01"]}), tmp_path / "b.parquet")
