@@ -3,6 +3,7 @@ CORS, request ids and timing headers. Real servers listen on 127.0.0.1 only and 
 
 import asyncio
 import json
+import re
 import signal
 import socket
 
@@ -406,6 +407,11 @@ def test_connection_bounds_answer_431_and_408_in_json(exported):
         status, body, _ = raw_exchange(url, b"\x16\x03\x01 not http at all\r\n\r\n")
         assert status == 400 and "not valid HTTP" in body["error"]
         assert httpx.get(url + "/health/ready").status_code == 200  # and the server serves on
+        metrics = httpx.get(url + "/metrics").text  # each answered refusal is counted, by its own status
+        counted = {status: float(re.search(rf'ktrain_recipes_requests_total{{route="\(connection\)",'
+                                           rf'status="{status}"}} ([0-9.]+)', metrics).group(1))
+                   for status in ("431", "408", "400")}
+        assert counted == {"431": 4.0, "408": 2.0, "400": 1.0}, counted
 
 
 @pytest.mark.network

@@ -319,6 +319,7 @@ def serve(settings: ServiceSettings, host: str = DEFAULT_HOST, port: int = DEFAU
 
     limits = ConnectionLimits(settings.max_header_bytes, settings.max_headers, settings.header_timeout_s,
                               settings.body_timeout_s)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, log_config=None, http=limited_protocol(limits),
+    protocol = limited_protocol(limits, app.state.metrics.refused)  # refusals before any route are counted too
+    config = uvicorn.Config(app, log_level="warning", access_log=False, log_config=None, http=protocol,
                             timeout_graceful_shutdown=settings.drain_s + DRAIN_MARGIN_S if settings.drain_s else None)
     DrainingServer(config).run(sockets=[sock])

@@ -26,6 +26,11 @@ class ServiceMetrics:
         self.reloads = Counter("ktrain_recipes_reloads", "hot swaps, by outcome", ["outcome"], registry=r)
         self.serving = Info("ktrain_recipes_serving", "the save being served", registry=r)
 
+    def refused(self, status: int) -> None:
+        """A connection answered before any route saw its request (a head too large or too slow, a body too slow,
+        bytes that are not HTTP): counted under the route "(connection)"."""
+        self.requests.labels("(connection)", str(status)).inc()
+
     def model_call(self, texts: int, ok: bool) -> None:
         self.model_calls.labels("ok" if ok else "failed").inc()
         if ok:
