@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; user errors print one line and return 1, Ctrl-C returns 130."""
+    """Run one command; user errors print one line and return 1, Ctrl-C returns 130 and SIGTERM 143."""
     args = build_parser().parse_args(argv)
     compat.quiet()
     module = command(args.command)
@@ -52,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     except RecipesError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except Terminated:
+        print("stopped (SIGTERM)", file=sys.stderr)
+        return 143  # 128 + SIGTERM, as a shell reports a process SIGTERM ended
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
@@ -61,5 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command is, so that it cleans up as for Ctrl-C (partial files, staging folders)."""
+
+
 def _terminate(signum, frame) -> None:
-    raise KeyboardInterrupt
+    raise Terminated

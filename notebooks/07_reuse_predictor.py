@@ -162,6 +162,10 @@ server.terminate()
 server.wait()
 
 # %% [markdown]
+# 143 is how a process stopped by SIGTERM reports itself (128 + 15): the service first finished the requests it was
+# answering, then stopped.
+
+# %% [markdown]
 # ## Recap
 # A saved predictor is a folder: `kr.load_checked_predictor` checks and loads it, `predictor.predict` and
 # `kr.classify` classify, `explain` shows which words mattered, `kr.export_onnx` adds an int8 copy and `serve` answers
