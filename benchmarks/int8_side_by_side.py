@@ -1,7 +1,7 @@
 """Saved predictors' int8 ONNX copies side by side on the emotion validation texts: accuracy and macro-F1 of the
-int8 model, its file size, batch throughput and single-text latency, timed in alternation
-(``time_side_by_side``) so that a shared CPU's slow moments hit each alike. Each predictor must be exported
-(``ktrain-recipes export``).
+int8 model beside the fp32 ONNX model it was quantized from, its file size, batch throughput and single-text
+latency, timed in alternation (``time_side_by_side``) so that a shared CPU's slow moments hit each alike. Each
+predictor must be exported (``ktrain-recipes export``).
 
     python benchmarks/int8_side_by_side.py OUT.json NAME=PREDICTOR [NAME=PREDICTOR ...] [--data DIR]
 """
@@ -45,8 +45,12 @@ def main() -> None:
     for name, model in models.items():
         predicted = kr.classify(model, texts)
         folder = Path(dict(p.split("=", 1) for p in args.predictors)[name])
+        exact = kr.classify(load_int8_predictor(folder, int8=False), texts)  # what int8 is measured against
         rows[name] = {"accuracy": accuracy_score(labels, predicted),
                       "macro_f1": f1_score(labels, predicted, average="macro"),
+                      "fp32_onnx_accuracy": accuracy_score(labels, exact),
+                      "fp32_onnx_macro_f1": f1_score(labels, exact, average="macro"),
+                      "agreement_with_fp32": sum(a == b for a, b in zip(predicted, exact)) / len(texts),
                       "int8_mb": (folder / ONNX_INT8).stat().st_size / 1e6, "n_validation": len(texts)}
     timed = time_side_by_side({name: partial(kr.classify, model) for name, model in models.items()},
                               texts[:args.texts], rounds=5, n_single=100)
