@@ -223,3 +223,17 @@ def test_a_student_as_deep_as_its_source_is_refused_before_any_copy_is_made(tiny
                          "--out", str(tmp_path / "s"), *flags]) == 1
         assert "the student is cut from a 2-layer model, so it takes fewer layers (1 to 1)" in capsys.readouterr().err
     assert made == [] and not (tmp_path / "s").exists()
+
+
+def test_a_labels_only_student_never_runs_the_teacher(tiny_predictor, small_data, tmp_path, monkeypatch):
+    """alpha 1 ignores the teacher's logits, so they are not computed (a base-size teacher takes minutes for them)."""
+    from ktrain_recipes.training import distill as distilling
+
+    def no_teacher(*args, **kwargs):
+        raise AssertionError("the teacher was run for a labels-only student")
+
+    monkeypatch.setattr(distilling, "teacher_logits", no_teacher)
+    out = tmp_path / "labels"
+    assert cli.main(["distill", "--teacher", str(tiny_predictor), "--layers", "1", "--alpha", "1", "--data",
+                     str(small_data), "--epochs", "1", "--batch-size", "16", "--out", str(out)]) == 0
+    assert json.loads((out / "metrics.json").read_text())["distillation"]["alpha"] == 1.0

@@ -287,8 +287,13 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     n = len(ds.label_names)
     student, mapping = cut_layers(pretrained_classifier(settings.student or teacher_model, n), settings.layers,
                                   whole=own)
-    logits = [teacher_logits_for(teacher_predictor.model, t, texts, ids),
-              teacher_logits_for(teacher_predictor.model, t, list(run.val[0]), val_ids)] if own else None
+    if settings.alpha == 1:  # the labels alone: the loss never reads the teacher's logits, so none are computed
+        logits = [np.zeros((len(d.x), n), np.float32) for d in (trn, val_data)]
+    elif own:
+        logits = [teacher_logits_for(teacher_predictor.model, t, texts, ids),
+                  teacher_logits_for(teacher_predictor.model, t, list(run.val[0]), val_ids)]
+    else:
+        logits = None
     pack_targets(teacher_predictor.model, trn, val_data, logits=logits)
     originals = len(run.train[0])
     if settings.augment:
