@@ -84,7 +84,19 @@ def test_a_run_killed_in_epoch_2_resumes_mid_schedule_as_if_never_cut(tiny_model
     a, b = (json.loads((tmp_path / name / "metrics.json").read_text()) for name in ("whole", "cut"))
     assert a["optimizer_steps"] == b["optimizer_steps"] == len(reference)
     assert b["epochs_completed"] == 3 and len(b["history"]["loss"]) == 3 and b["train_seconds"] > first_leg
-    assert abs(a["accuracy"] - b["accuracy"]) <= 0.005, (a["accuracy"], b["accuracy"])
+    # the same model: the resumed predictor's validation probabilities are the uncut one's, to float noise (a
+    # resumed leg starts from the checkpoint, not from memory, so its sums need not be bit-identical; on 60
+    # validation texts one text at a class boundary is 1.7 points, so accuracy alone cannot say "within 0.5")
+    import numpy as np
+
+    import ktrain_recipes as kr
+    from ktrain_recipes.data.loading import load_data
+
+    texts = load_data(str(small_data)).texts("validation")
+    p_whole, p_cut = (kr.load_checked_predictor(tmp_path / name).predict(texts, return_proba=True)
+                      for name in ("whole", "cut"))
+    assert float(np.abs(np.asarray(p_whole) - np.asarray(p_cut)).max()) < 0.01
+    assert abs(a["accuracy"] - b["accuracy"]) <= 1 / len(texts) + 1e-9, (a["accuracy"], b["accuracy"])
     assert not (tmp_path / ".cut.resume").exists()  # a finished run removes its checkpoint
 
 
