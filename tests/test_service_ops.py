@@ -200,6 +200,9 @@ def test_metrics_parse_and_move_with_traffic(client):
                 for family in text_string_to_metric_families(text) for s in family.samples}
 
     before = samples()
+    # every outcome's series exists from the start, at 0 until it happens (and on every Ray Serve replica)
+    assert before[("ktrain_recipes_model_calls_total", (("outcome", "failed"),))] == 0
+    assert before[("ktrain_recipes_reloads_total", (("outcome", "failed"),))] == 0
     for _ in range(3):
         assert client.post("/predict", json={"texts": TEXTS}).status_code == 200
     assert client.post("/predict", json={"texts": [""]}).status_code == 422

@@ -25,6 +25,9 @@ class ServiceMetrics:
         self.model_calls = Counter("ktrain_recipes_model_calls", "model calls, by outcome", ["outcome"], registry=r)
         self.reloads = Counter("ktrain_recipes_reloads", "hot swaps, by outcome", ["outcome"], registry=r)
         self.serving = Info("ktrain_recipes_serving", "the save being served", registry=r)
+        for outcome in ("ok", "failed"):  # every series from 0 at start, as Prometheus advises: a rate() over a
+            self.model_calls.labels(outcome)  # series that appears only at its first event misses that event, and
+            self.reloads.labels(outcome)      # each Ray Serve replica shows the same families before its first call
 
     def refused(self, status: int) -> None:
         """A connection answered before any route saw its request (a head too large or too slow, a body too slow,
