@@ -201,13 +201,20 @@ def _load_manifest(folder: Path) -> tuple[dict, str]:
     return manifest, digest
 
 
+def unchecked_manifest(folder: str | os.PathLike) -> dict:
+    """A folder's manifest.json as it is, without checking any hash; {} when there is none or it is not an object
+    (to choose how to load a folder, or to see whether another save replaced it)."""
+    try:
+        manifest = json.loads((Path(folder) / MANIFEST).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return manifest if isinstance(manifest, dict) else {}
+
+
 def listed_files(folder: str | os.PathLike) -> set[str]:
     """The file names a folder's manifest lists, read without checking any hash (to choose how to load it; the
     load itself then checks the whole folder once)."""
-    try:
-        files = json.loads((Path(folder) / MANIFEST).read_bytes()).get("files")
-    except (OSError, ValueError, AttributeError):
-        return set()
+    files = unchecked_manifest(folder).get("files")
     return set(files) if isinstance(files, dict) else set()
 
 

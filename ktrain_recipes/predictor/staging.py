@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ktrain_recipes.segments import MANIFEST_KEY as SEGMENT_KEY
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.predictor.manifest import MANIFEST, METRICS, write_json_atomic, write_manifest
+from ktrain_recipes.predictor.manifest import MANIFEST, METRICS, unchecked_manifest, write_json_atomic, write_manifest
 from ktrain_recipes.predictor.swaps import (check_writable, recover, restage, stage_dir, swap_into_place,
                                            writers_lock)
 
@@ -114,11 +114,7 @@ class Stage:
 
 def save_id(folder: Path) -> str | None:
     """The save_id in ``folder``'s manifest.json, or None (no manifest, or not ours)."""
-    try:
-        manifest = json.loads((Path(folder) / MANIFEST).read_text())
-    except (OSError, ValueError):
-        return None
-    return manifest.get("save_id") if isinstance(manifest, dict) else None
+    return unchecked_manifest(folder).get("save_id")
 
 
 def check_same_save(folder: Path, expected: str) -> None:
