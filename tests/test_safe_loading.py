@@ -185,3 +185,12 @@ def test_a_full_disk_gives_one_line_errors_and_keeps_the_old_predictor(tiny_pred
     assert sorted(p.name for p in small_disk.iterdir()) == ["pred"]  # no staging folder, no checkpoint
     assert {p.name: p.read_bytes() for p in old.iterdir()} == before
     assert kr.classify(kr.load_checked_predictor(old), TEXTS)
+    filler = small_disk / "filler"  # the disk full to its last byte: the metrics JSON cannot be written
+    with open(filler, "wb", buffering=0) as f, pytest.raises(OSError):
+        while True:
+            f.write(b"\0" * 4096)
+    assert cli.main(["evaluate", "--predictor", str(old), "--data", str(small_data),
+                     "--json", str(small_disk / "scores.json")]) == 1
+    err = capsys.readouterr().err
+    assert "cannot write" in err and "free some space" in err and "Traceback" not in err
+    assert sorted(p.name for p in small_disk.iterdir()) == ["filler", "pred"]  # no partial file left

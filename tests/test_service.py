@@ -11,7 +11,7 @@ import time
 import httpx
 import pytest
 
-from ktrain_recipes import cli
+from ktrain_recipes import RecipesError, cli
 from ktrain_recipes.predictor.manifest import MANIFEST, write_manifest
 from ktrain_recipes.service.app import create_app
 from ktrain_recipes.service.settings import ServiceSettings
@@ -159,6 +159,15 @@ def test_binding_beyond_loopback_without_a_key_warns(monkeypatch, exported, caps
     assert "without an API key" not in capsys.readouterr().err
     assert cli.main(["serve", "--predictor", str(exported)]) == 0
     assert "without an API key" not in capsys.readouterr().err
+    # Ray Serve's engine warns the same way (its start is stopped here, after the warning: no cluster starts)
+    monkeypatch.setattr("ktrain_recipes.service.model.load_model", _stop_here)
+    assert cli.main(["serve", "--engine", "ray", "--predictor", str(exported), "--host", "0.0.0.0"]) == 1
+    err = capsys.readouterr().err
+    assert "without an API key" in err and "stopped before Ray" in err and bound[-1] == "0.0.0.0"
+
+
+def _stop_here(*args, **kwargs):
+    raise RecipesError("stopped before Ray started")
 
 
 async def _load(url: str, n: int, concurrency: int, on_half=None, seconds: float = 120.0) -> list[dict]:

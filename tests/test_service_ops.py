@@ -126,30 +126,56 @@ def test_overload_gets_only_200_429_and_503_and_accepted_requests_wait_a_bounded
 # drain: SIGTERM answers what is in flight, turns not-ready, and exits cleanly
 @pytest.mark.network
 def test_sigterm_drains_requests_in_flight_and_exits_cleanly(exported):
+    """While the requests in flight are answered, the service still listens: a readiness probe on a new
+    connection reads 503 (a load balancer takes the replica out), and a /predict that still arrives is answered."""
     async def during_drain(url, proc):
         async with httpx.AsyncClient(timeout=30) as http:
-            inflight = [asyncio.create_task(http.post(url + "/predict", json={"texts": TEXTS * 16}))
-                        for _ in range(12)]
-            await asyncio.sleep(0.05)
-            proc.send_signal(signal.SIGTERM)
-            ready = None
-            for _ in range(20):  # on a kept-alive connection, readiness turns 503 while draining
-                try:
-                    ready = (await http.get(url + "/health/ready")).status_code
-                except httpx.TransportError:
-                    break
-                if ready == 503:
+            inflight = [asyncio.create_task(http.post(url + "/predict", json={"texts": TEXTS * 1000}))
+                        for _ in range(8)]
+            for _ in range(500):  # until requests wait in the queue behind a model call (one request per call)
+                metrics = (await http.get(url + "/metrics")).text
+                if float(re.search(r"^ktrain_recipes_queue_texts (\S+)", metrics, re.M)[1]) >= 8000:
                     break
                 await asyncio.sleep(0.01)
-            return [r.status_code for r in await asyncio.gather(*inflight)], ready
+            proc.send_signal(signal.SIGTERM)
+            await asyncio.sleep(0.3)  # the drain begins at uvicorn's next tick (every 0.1 s)
+            async with httpx.AsyncClient(timeout=10) as other:  # new connections, as a probe makes
+                ready = await other.get(url + "/health/ready")
+                late = await other.post(url + "/predict", json={"texts": TEXTS[:1]})
+            answered = await asyncio.gather(*inflight)
+            return [r.status_code for r in answered], ready, late
 
-    with running(serve_args(exported, "--drain-s", "20")) as (url, proc):
-        statuses, ready = asyncio.run(during_drain(url, proc))
+    # 8 model calls of 4,000 texts each on one thread: requests are still in flight when the probe comes
+    with running(serve_args(exported, "--drain-s", "20", "--max-batch", "4000", "--max-queue", "40000",
+                                     "--threads", "1")) as (url, proc):
+        statuses, ready, late = asyncio.run(during_drain(url, proc))
         code = proc.wait(timeout=30)
         output = proc.stdout.read()
-    assert statuses == [200] * 12
-    assert ready in (503, None)  # 503, or the listening socket already closed to new requests
+    assert statuses == [200] * 8
+    assert ready.status_code == 503 and ready.headers["retry-after"] and "draining" in ready.json()["error"]
+    assert late.status_code == 200 and late.json()["predictions"][0]["label"]
     assert code in (0, -signal.SIGTERM, 143) and "Traceback" not in output
+
+
+@pytest.mark.network
+def test_a_second_sigterm_stops_at_once(exported):
+    """A client still sending its body keeps the drain waiting (up to --body-timeout-s); a second SIGTERM ends it."""
+    import subprocess
+    import time
+    from urllib.parse import urlsplit
+
+    with running(serve_args(exported, "--body-timeout-s", "120")) as (url, proc):
+        where = urlsplit(url)
+        with socket.create_connection((where.hostname, where.port), timeout=10) as slow:
+            slow.sendall(b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 100\r\n\r\n{\"texts\": [")  # and no more
+            time.sleep(0.3)
+            proc.send_signal(signal.SIGTERM)
+            with pytest.raises(subprocess.TimeoutExpired):
+                proc.wait(timeout=2)  # the drain waits for the slow body
+            proc.send_signal(signal.SIGTERM)
+            code = proc.wait(timeout=5)  # not the --drain-s (10 s) nor the body deadline
+    assert code in (0, -signal.SIGTERM, 143)
 
 
 def test_requests_still_waiting_when_the_drain_time_runs_out_get_json_503(exported):
@@ -299,16 +325,67 @@ def test_a_swap_to_a_pair_model_never_answers_a_texts_request_with_it(exported):
         assert used is single and probs.shape[1] == len(single.classifier.classes)
 
 
-def test_a_failed_reload_is_retried_after_a_back_off(exported):
-    from ktrain_recipes.service.reloader import Reloader
+def test_a_failed_reload_is_retried_after_a_back_off(exported, twin, tmp_path):
+    """A save that fails to load is not tried again on every check, but after a back-off that doubles while it
+    keeps failing; a save with another manifest is tried at once; the old model serves meanwhile."""
+    import shutil
 
-    app = create_app(ServiceSettings(str(exported), reload_interval=0))
-    reloader: Reloader = app.state.reloader
-    reloader.failed_digest, reloader.retry_at = "half-copied", 100.0
-    assert not reloader.due("half-copied", 50.0)  # the same save, before its back-off ends
-    assert reloader.due("half-copied", 100.0)  # after it: tried again (a copy may have completed)
-    assert reloader.due("another", 50.0)  # a save with another manifest: at once
-    assert not reloader.due(app.state.batcher.model.digest, 500.0)  # the save already serving
+    from predictor_copies import save_copy
+
+    live = tmp_path / "live"
+    shutil.copytree(exported, live)
+    app = create_app(ServiceSettings(str(live), reload_interval=0))
+    reloader, batcher = app.state.reloader, app.state.batcher
+    serving = batcher.model
+    # a save under way: a new manifest, and files that fail its check
+    (live / "tf_model.h5").write_bytes(b"half-copied")
+    manifest = json.loads((live / "manifest.json").read_text())
+    (live / "manifest.json").write_text(json.dumps({**manifest, "save_id": "half-copied"}))
+
+    async def scenario():
+        loop = asyncio.get_running_loop()
+        first = await reloader.check()  # tried: fails
+        after_first = (reloader.failures, reloader.retry_at - loop.time())
+        again = await reloader.check()  # the same save, within its back-off: not tried
+        reloader.retry_at = loop.time()  # the back-off has passed
+        third = await reloader.check()  # tried again: fails, and the back-off doubles
+        after_third = (reloader.failures, reloader.retry_at - loop.time())
+        save_copy(twin, live)  # another save lands: tried at once, and swapped in
+        fourth = await reloader.check()
+        return first, after_first, again, third, after_third, fourth
+
+    first, after_first, again, third, after_third, fourth = asyncio.run(scenario())
+    assert (first, again, third) == (False, False, False) and fourth is True
+    first_wait = reloader.FIRST_BACKOFF_S
+    assert after_first[0] == 1 and first_wait - 0.5 < after_first[1] <= first_wait
+    assert after_third[0] == 2 and 2 * first_wait - 0.5 < after_third[1] <= 2 * first_wait
+    assert batcher.model is not serving and reloader.swaps == 1 and reloader.failed_digest is None
+
+
+def test_an_int8_service_waits_for_the_export_of_a_new_save(exported, tiny_predictor, tmp_path):
+    """Serving int8 (``auto``), a new save without its int8 copy (between `train` and `export`) is not loaded
+    with TensorFlow behind the operator's back: the int8 model keeps serving until `export` adds the copy."""
+    import shutil
+
+    from ktrain_recipes.inference.onnx_inference import export_onnx
+    from predictor_copies import save_copy
+
+    live = tmp_path / "live"
+    shutil.copytree(exported, live)
+    app = create_app(ServiceSettings(str(live), reload_interval=0))
+    reloader, batcher = app.state.reloader, app.state.batcher
+    assert batcher.model.identity["backend"] == "int8"
+    save_copy(tiny_predictor, live)  # a new save, no ONNX files yet
+
+    async def scenario():
+        before_export = await reloader.check()
+        export_onnx(live)
+        reloader.retry_at = 0.0  # (export rewrote the manifest: tried at once anyway)
+        return before_export, await reloader.check()
+
+    before_export, after_export = asyncio.run(scenario())
+    assert before_export is False and reloader.failures == 1
+    assert after_export is True and batcher.model.identity["backend"] == "int8"
 
 
 def test_auto_falls_back_to_ktrain_when_the_int8_file_is_damaged(exported, tmp_path, capsys):

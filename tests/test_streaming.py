@@ -212,3 +212,25 @@ def test_tables_predict_does_not_read_are_refused_not_read_as_lines(exported, tm
     assert cli.main(["predict", "--predictor", str(exported), "--input", str(path)]) == 1
     err = capsys.readouterr().err
     assert f"is a {path.suffix} table" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16"])
+def test_a_line_past_the_limit_is_refused_without_reading_it_whole(tmp_path, encoding):
+    """A "line" of 20 million characters (a file without newlines) is refused naming its line, and reading it
+    never holds more than about the limit in memory; a line of exactly the limit is read."""
+    import tracemalloc
+
+    from ktrain_recipes.inference.streaming import MAX_LINE_CHARS
+
+    path = tmp_path / "texts.txt"
+    path.write_text("a short text\n" + "é" * MAX_LINE_CHARS + "\n" + "x" * (20 * MAX_LINE_CHARS) + "\n",
+                    encoding=encoding)
+    tracemalloc.start()
+    try:
+        with pytest.raises(RecipesError, match=r"line 3 is longer than 1,000,000 characters .*split it"):
+            for chunk in read_chunks(path, encoding=encoding, chunk_size=1):
+                assert len(chunk.text[0]) in (len("a short text"), MAX_LINE_CHARS)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 30 * MAX_LINE_CHARS  # about 4 bytes a character of the longest line read, never the 20M one

@@ -22,6 +22,11 @@ from ktrain_recipes.inference.output import output_format
 from ktrain_recipes.inference.text_rules import unreadable
 from ktrain_recipes.inference.writer import PredictionWriter
 
+# A line (a .txt text, a .jsonl row) longer than this is refused rather than read whole: the model reads a few
+# thousand characters of a text at most, and a line this long is a file without newlines, or not text; reading
+# one in full costs several bytes of memory per character.
+MAX_LINE_CHARS = 1_000_000
+
 INPUT_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".parquet": "parquet"}  # anything else: one text per line
 TABLE_SUFFIXES = {".tsv", ".json", ".xlsx", ".xls"}  # tables in formats predict does not read: refused
 
@@ -191,10 +196,19 @@ def _decoded_lines(path: Path, encoding: str) -> Iterator[str]:
         wide = codecs.lookup(encoding).name.startswith(("utf-16", "utf-32"))
     except LookupError:
         raise RecipesError(f"unknown --encoding {encoding!r}: try utf-8 or latin-1") from None
+
+    def too_long(number: int) -> RecipesError:
+        return RecipesError(f"{path}: line {number} is longer than {MAX_LINE_CHARS:,} characters (a file without "
+                            "newlines, or not text?): split it into one text per line")
+
     if wide:  # a newline is several bytes: let Python's reader split the lines
         with open(path, encoding=encoding, newline="\n") as f:
-            for number, line in enumerate(f, 1):  # utf-16-le/-be keep the byte-order mark: drop it
-                yield line.removeprefix("\ufeff") if number == 1 else line
+            number = 0
+            while line := f.readline(MAX_LINE_CHARS + 2):  # never more than the limit in memory
+                number += 1
+                if len(line.removeprefix("\ufeff").rstrip("\n")) > MAX_LINE_CHARS:
+                    raise too_long(number)
+                yield line.removeprefix("\ufeff") if number == 1 else line  # utf-16-le/-be keep the mark
         return
     with open(path, "rb") as f:
         head = f.read(4)
@@ -202,8 +216,11 @@ def _decoded_lines(path: Path, encoding: str) -> Iterator[str]:
         for mark, name in _WIDE_MARKS:
             if head.startswith(mark):
                 raise RecipesError(f"{path} starts with a {name} byte-order mark: give --encoding {name.lower()}")
-        offset = 0
-        for number, raw in enumerate(f, 1):
+        offset, number = 0, 0
+        while raw := f.readline(4 * MAX_LINE_CHARS + 8):  # UTF-8 takes up to 4 bytes a character
+            number += 1
+            if len(raw) > MAX_LINE_CHARS and len(raw.rstrip(b"\r\n").decode(encoding, "replace")) > MAX_LINE_CHARS:
+                raise too_long(number)
             try:
                 line = raw.decode(encoding)
             except UnicodeDecodeError as exc:

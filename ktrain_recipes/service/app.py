@@ -21,6 +21,7 @@ What ktrain's FAQ Flask app lacks, and this adds:
 
 
 import asyncio
+import math
 import logging
 import time
 from importlib import resources
@@ -63,7 +64,7 @@ def create_app(settings: ServiceSettings, model: LoadedModel | None = None, requ
                   description="Classify texts with a saved ktrain-recipes predictor.")
     _add_docs(app)
     app.state.batcher, app.state.reloader, app.state.settings = batcher, reloader, settings
-    app.state.metrics, app.state.draining = metrics, False
+    app.state.metrics, app.state.draining, app.state.predicting = metrics, False, 0  # predicting: in the route
     _add_error_handling(app)
     _add_routes(app, settings, batcher, reloader, metrics)
     if settings.origins():
@@ -165,6 +166,7 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
         items = check_request(body.texts, body.pairs, current, settings.max_chars)
         if isinstance(items, str):
             return _error(422, items)
+        app.state.predicting += 1
         try:
             probs, used, job = await batcher.predict(items, current, settings.timeout_ms / 1000)
         except QueueFull as exc:
@@ -176,6 +178,7 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
         except ShuttingDown:
             return _error(503, "the service is shutting down: retry on another replica, or in a second", busy)
         finally:
+            app.state.predicting -= 1
             metrics.queue_depth.set(batcher.waiting)
         done = time.perf_counter()
         queued, inference = job.started - job.queued, done - job.started
@@ -285,6 +288,13 @@ def bind(host: str, port: int):
     return sock
 
 
+def warn_if_open(settings: ServiceSettings, host: str) -> None:
+    """Warn when the service will answer beyond this machine with no API key (either engine)."""
+    if host not in LOCAL_HOSTS and not settings.api_key():
+        note(f"warning: listening on {host} without an API key: anyone who can reach the port can use it "
+             "(--api-key-file, or a proxy that authenticates)")
+
+
 # after --drain-s, the model calls under way finish (milliseconds each) before uvicorn cancels what is left
 DRAIN_MARGIN_S = 2.0
 
@@ -297,9 +307,7 @@ def serve(settings: ServiceSettings, host: str = DEFAULT_HOST, port: int = DEFAU
     from ktrain_recipes.service.protocol import ConnectionLimits, limited_protocol
 
     sock = bind(host, port)
-    if host not in LOCAL_HOSTS and not settings.api_key():
-        note(f"warning: listening on {host} without an API key: anyone who can reach the port can use it "
-             "(--api-key-file, or a proxy that authenticates)")
+    warn_if_open(settings, host)
     start = time.perf_counter()
     model = load_model(settings.predictor, settings.backend, settings.threads, settings.max_batch)
     app = create_app(settings, model)
@@ -309,17 +317,40 @@ def serve(settings: ServiceSettings, host: str = DEFAULT_HOST, port: int = DEFAU
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
 
     class DrainingServer(uvicorn.Server):
+        """The first SIGTERM or Ctrl-C starts a drain: the socket stays open, so that readiness probes read 503
+        while the requests in flight are answered; once none
+        is left, or at --drain-s, uvicorn's own shutdown runs. A second signal stops at once.
+
+        /predict requests that still arrive meanwhile (a balancer takes a moment to notice) are answered too."""
+        exit_signal = None  # (signal, frame) of the first signal
+        drain_until = None  # event-loop time; inf for --drain-s 0 (no limit)
+
         def handle_exit(self, sig, frame):
-            if not app.state.draining and settings.drain_s:
-                # at the deadline, what still waits for a model call gets JSON 503 (uvicorn's own deadline, a
-                # little later, would cancel it into a plain-text 500)
-                asyncio.get_event_loop().call_later(settings.drain_s, app.state.batcher.shed)
+            if self.exit_signal is not None:  # a second signal: stop now, without waiting for anyone
+                self.force_exit = True
+                return super().handle_exit(sig, frame)
+            self.exit_signal = (sig, frame)
             app.state.draining = True  # /health/ready answers 503 from now on
-            super().handle_exit(sig, frame)
+
+        async def on_tick(self, counter: int) -> bool:
+            if self.exit_signal is not None and not self.should_exit:
+                loop = asyncio.get_running_loop()
+                if self.drain_until is None:
+                    self.drain_until = loop.time() + settings.drain_s if settings.drain_s else math.inf
+                    if settings.drain_s:
+                        # at the deadline, what still waits for a model call gets JSON 503 (uvicorn's own
+                        # deadline, a little later, would cancel it into a plain-text 500)
+                        loop.call_later(settings.drain_s, app.state.batcher.shed)
+                if not app.state.predicting or loop.time() >= self.drain_until:
+                    left = self.drain_until - loop.time()
+                    # what is left (bodies still arriving, answers being written) gets the rest of the drain
+                    self.config.timeout_graceful_shutdown = (None if math.isinf(left)
+                                                             else max(left, 0) + DRAIN_MARGIN_S)
+                    super().handle_exit(*self.exit_signal)
+            return await super().on_tick(counter)
 
     limits = ConnectionLimits(settings.max_header_bytes, settings.max_headers, settings.header_timeout_s,
                               settings.body_timeout_s)
     protocol = limited_protocol(limits, app.state.metrics.refused)  # refusals before any route are counted too
-    config = uvicorn.Config(app, log_level="warning", access_log=False, log_config=None, http=protocol,
-                            timeout_graceful_shutdown=settings.drain_s + DRAIN_MARGIN_S if settings.drain_s else None)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, log_config=None, http=protocol)
     DrainingServer(config).run(sockets=[sock])

@@ -34,29 +34,42 @@ class Reloader:
             return False  # mid-swap, or the save already serving
         return digest != self.failed_digest or now >= self.retry_at
 
+    def backend(self) -> str:
+        """The backend a new save is loaded with: ``--backend``, except that once ``auto`` chose int8 it stays
+        int8. A save without its int8 copy yet (between `train` and `export`) then waits for `export`, rather
+        than loading TensorFlow into an int8 service (tens of times slower per request) with no word."""
+        if self.settings.backend == "auto" and self.batcher.model.identity["backend"] == "int8":
+            return "int8"
+        return self.settings.backend
+
     async def run(self) -> None:
-        loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(self.settings.reload_interval)
-            # off the event loop: a slow disk (or a file that is not what it should be) never stalls requests
-            digest = await loop.run_in_executor(None, manifest_digest, self.settings.predictor)
-            if not self.due(digest, loop.time()):
-                continue
-            try:
-                model = await loop.run_in_executor(None, load_model, self.settings.predictor, self.settings.backend,
-                                                   self.settings.threads, self.settings.max_batch)
-            except Exception as exc:  # noqa: BLE001  (a bad save must never stop the service)
-                self.backoff = self.backoff * 2 if digest == self.failed_digest else self.FIRST_BACKOFF_S
-                self.backoff = min(self.backoff, self.MAX_BACKOFF_S)
-                self.failed_digest, self.retry_at = digest, loop.time() + self.backoff
-                self.failures += 1
-                self.on_reload(False)
-                log.warning("not reloading '%s' (the old model keeps serving; trying again in %.0f s or when the "
-                            "folder changes): %s", self.settings.predictor, self.backoff,
-                            str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-                continue
-            self.batcher.model = model
-            self.failed_digest, self.backoff = None, self.FIRST_BACKOFF_S
-            self.swaps += 1
-            self.on_reload(True)
-            log.warning("reloaded '%s': now serving save %s", self.settings.predictor, model.identity["save_id"])
+            await self.check()
+
+    async def check(self) -> bool:
+        """Look at the folder once: load a new save and swap it in (True), or leave the serving one (False)."""
+        loop = asyncio.get_running_loop()
+        # off the event loop: a slow disk (or a file that is not what it should be) never stalls requests
+        digest = await loop.run_in_executor(None, manifest_digest, self.settings.predictor)
+        if not self.due(digest, loop.time()):
+            return False
+        try:
+            model = await loop.run_in_executor(None, load_model, self.settings.predictor, self.backend(),
+                                               self.settings.threads, self.settings.max_batch)
+        except Exception as exc:  # noqa: BLE001  (a bad save must never stop the service)
+            self.backoff = self.backoff * 2 if digest == self.failed_digest else self.FIRST_BACKOFF_S
+            self.backoff = min(self.backoff, self.MAX_BACKOFF_S)
+            self.failed_digest, self.retry_at = digest, loop.time() + self.backoff
+            self.failures += 1
+            self.on_reload(False)
+            log.warning("not reloading '%s' (the old model keeps serving; trying again in %.0f s or when the "
+                        "folder changes): %s", self.settings.predictor, self.backoff,
+                        str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            return False
+        self.batcher.model = model
+        self.failed_digest, self.backoff = None, self.FIRST_BACKOFF_S
+        self.swaps += 1
+        self.on_reload(True)
+        log.warning("reloaded '%s': now serving save %s", self.settings.predictor, model.identity["save_id"])
+        return True
