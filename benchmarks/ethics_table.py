@@ -9,32 +9,12 @@ chooses on test, so it bounds what any choice among our runs could have reported
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
-from ktrain_recipes.studies.ethics import LEADERBOARD, chosen_epoch
+from ktrain_recipes.studies.ethics import LEADERBOARD, figure_keys as key_of, load_runs, validation_choice
 
 TASKS = ("justice", "deontology", "virtue", "utilitarianism")
-
-
-def key_of(task: str) -> tuple[str, str]:
-    """(validation key, test key) of a task's per-epoch figures."""
-    if task == "utilitarianism":
-        return "val_ranked_right", "test_ranked_right"
-    return "val_exact_match", "test_exact_match"
-
-
-def load_runs(folder: Path, task: str) -> list[dict]:
-    """Every run of a task the series wrote, in rate order."""
-    return [json.loads(p.read_text()) for p in sorted(folder.glob(f"{task}-lr*.json"))]
-
-
-def validation_choice(runs: list[dict], task: str) -> tuple[dict, dict]:
-    """(run, epoch) validation picks: each run's epoch as the `ethics` command chooses it, then the rate whose
-    choice validation rates highest (the first rate on a tie)."""
-    val, _ = key_of(task)
-    return max(((r, chosen_epoch(r["val_per_epoch"], val)) for r in runs), key=lambda pair: pair[1][val])
 
 
 def table(folder: Path) -> str:

@@ -24,7 +24,7 @@ _PUBLIC = {
     "studies.compare": ["committed_results", "compare_runs", "recommend"],
     "data.loading": ["EMOTION_LABELS", "load_data_for", "load_emotion", "sample"],
     "studies.ethics_data": ["exact_match", "get_task", "load_ethics"],
-    "studies.ethics": ["results_table", "run_ethics"],
+    "studies.ethics": ["committed_ethics_results", "results_table", "run_ethics"],
     "inference.evaluate": ["evaluate_predictor", "format_report", "report_table", "score"],
     "predictor.loading": ["load_checked_predictor"],
     "data.maxlen": ["choose_maxlen", "load_tokenizer", "resolve_maxlen"],

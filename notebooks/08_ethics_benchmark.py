@@ -17,12 +17,13 @@
 #   over groups, the benchmark's own measure;
 # - why one task (utilitarianism) needs a ranking loss, trained in plain Keras on the same model.
 #
-# **What it needs.**
-# Hours on a CPU for all of a task (set `limit` for a first run); minutes per task on a Colab GPU.
+# **What it needs.** About 15 minutes on a 2-core CPU with no GPU (one task, 8,000 training rows, 4 epochs), a
+# few on a Colab GPU. The other tasks, on every training row, take hours on a CPU: their figures come from our
+# full runs, committed with the project.
 #
-# **What you will see.** This notebook is committed without outputs: run it. The last table sets your figures beside
-# the paper's leaderboard; the figures of full runs on a CPU are in
-# [docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md).
+# **What you will see.** The outputs below are those of a real run on a 2-core CPU: justice trained with ktrain's
+# calls in the open and scored by exact match, then set beside our full runs of every task and the paper's
+# leaderboard.
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per
@@ -39,7 +40,8 @@ if importlib.util.find_spec("ktrain_recipes") is None:
 
 # %%
 import ktrain_recipes as kr
-import dataclasses
+import ktrain
+import dataclasses  # noqa: F401  (the "Try this" at the end uses it)
 import os
 import pandas as pd
 
@@ -47,40 +49,51 @@ kr.setup_notebook()
 
 # %% [markdown]
 # ## Parameters
-# The same `RecipeConfig` as the other notebooks; each task saves its predictor to `RUNS/ethics-<task>`. The recipe
-# is the one our ETHICS runs chose on validation: batch 16, decoupled weight decay 0.01, 4 epochs at lr 5e-5 (validation
-# preferred 5e-5 to 3e-5 on three of the four tasks; the curves and test figures are in
-# [docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md)). A full run
-# trains on 13,000 to 25,000 rows per task: on a 2-core CPU that is 10 to 15 minutes per epoch and task, so set
-# `limit=2000` for a first run that finishes in minutes, or use a GPU runtime.
+# The same `RecipeConfig` as the other notebooks. The recipe is the one our full ETHICS runs chose on validation:
+# batch 16, decoupled weight decay 0.01, 4 epochs at lr 5e-5 (validation preferred 5e-5 to 3e-5 on three of the
+# four tasks; the curves and test figures are in
+# [docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md)). `limit` keeps
+# the run CPU-sized: 8,000 of justice's 19,622 training rows. Set `limit=None` on a GPU.
 
 # %%
 RUNS = kr.runs_folder()  # on Colab, a folder in your Google Drive (the other notebooks look there); else "runs"
 config = kr.RecipeConfig(
     model="minilm",     # any registry name, hub id or local folder; the paper used BERT, RoBERTa and ALBERT
     data=os.environ.get("ETHICS_DATA"),  # None: the hub's EleutherAI/hendrycks_ethics; or a folder like its archive
+    out=f"{RUNS}/ethics-justice",
     batch_size=16,
     lr=5e-5,
     epochs=4,
     weight_decay=0.01,
-    limit=None,         # None: every training row (hours on a CPU); e.g. 2000 for a first run in minutes
+    maxlen=64,          # the paper's; ETHICS texts are 20-25 tokens on average
+    limit=8000,         # training rows; None: all 19,622 (about half an hour on a 2-core CPU)
     overwrite=True,
 )
-from ktrain_recipes.studies.ethics import TASKS  # the five tasks, in the benchmark's order
 
 # %% [markdown]
 # ## STEP 1: The data
 # justice and deontology come in groups of 4 consecutive test rows that vary one detail of one scenario; virtue in
 # groups of 5 (one sentence, five traits). deontology pairs a request with an excuse, and virtue a sentence with a
 # trait: both are **sentence pairs**, which ktrain's `text.Transformer` takes as a list of `(first, second)` tuples.
+# `kr.load_ethics` reads a task's train and test files (from `config.data`, else the hub) and holds out 10% of the
+# training rows for validation, as whole groups: a validation row never shares its scenario with a training row.
 
 # %%
-justice = kr.load_ethics(kr.get_task("justice"), config.data)
+task = kr.get_task("justice")
+justice = kr.load_ethics(task, config.data)
 pd.DataFrame({"scenario": justice.texts("test")[:4], "label": justice.labels("test")[:4]})
+
+# %% [markdown]
+# One scenario, four variants: the label says whether the person's claim is reasonable (1) or not (0). A model must
+# get all four right for the group to count.
 
 # %%
 virtue = kr.load_ethics(kr.get_task("virtue"), config.data)
 pd.DataFrame(virtue.texts("test")[:5], columns=["sentence", "trait"]).assign(label=virtue.labels("test")[:5])
+
+# %% [markdown]
+# One sentence, five traits: exactly one trait fits (label 1). The model reads each (sentence, trait) pair as two
+# segments.
 
 # %% [markdown]
 # ## STEP 2: How the benchmark scores
@@ -92,43 +105,78 @@ pd.DataFrame(virtue.texts("test")[:5], columns=["sentence", "trait"]).assign(lab
 kr.exact_match([True, True, True, True, True, False, True, True], 4)
 
 # %% [markdown]
-# ## STEP 3: Train and score every task
-# `run_ethics` runs the recipe of notebook 02 (`text.Transformer`, `preprocess_train` with pairs where the task has
-# them, `get_learner`, `fit_onecycle`, `get_predictor`, `save`) on the task's training rows, holding out 10% for
-# validation, then scores the test file in its row order. commonsense's training split is only on the hub; without it
-# the task is skipped with a note. Each task's run saves its whole training state after every epoch: if the runtime
-# disconnects, reconnect, run the cells above again, and go on with a task from its last finished epoch with
-# `kr.run_ethics(task, dataclasses.replace(config, out=f"{RUNS}/ethics-{task}", resume=True))`.
+# ## STEP 3: Train on justice with ktrain
+# The same calls as notebook 01, on another dataset: a ktrain `Transformer` for the model and maxlen, its
+# preprocessing of the training and validation rows (in batches of similar length, `kr.bucket_batches`), a learner
+# with decoupled weight decay, and the one-cycle schedule.
 
 # %%
-results = []
-for task in TASKS:
-    try:
-        results.append(kr.run_ethics(task, dataclasses.replace(config, out=f"{RUNS}/ethics-{task}")))
-    except kr.RecipesError as exc:
-        print(f"{task}: {exc}")
+train = kr.sample(justice.texts("train"), justice.labels("train"), config.limit, config.seed)
+val = justice.texts("validation"), justice.labels("validation")
+f"{len(train[0]):,} training rows, {len(val[0]):,} validation rows, {len(justice.texts('test')):,} test rows"
+
+# %%
+kr.set_seed(config.seed)
+t = kr.transformer_preprocessor(kr.resolve_model(config.model), config.maxlen, justice.label_names,
+                                config.batch_size)  # ktrain's text.Transformer, told whether it reads segment ids
+trn = kr.bucket_batches(t.preprocess_train(train[0], justice.label_ids(train[1]), verbose=0), config.seed)
+val_data = kr.bucket_batches(t.preprocess_test(val[0], justice.label_ids(val[1]), verbose=0), config.seed)
+learner = ktrain.get_learner(t.get_classifier(), train_data=trn, val_data=val_data, batch_size=config.batch_size)
+learner.set_weight_decay(config.weight_decay)  # AdamW: weight decay apart from the gradient, as the paper trains
+
+# %%
+timer = kr.epoch_timer()
+history = learner.fit_onecycle(config.lr, config.epochs, callbacks=[timer])
 
 # %% [markdown]
-# ## STEP 4: Beside the leaderboard
-# The benchmark's figure per task, in percent: exact match for justice, deontology and virtue, accuracy for
-# utilitarianism (pairs ranked right) and commonsense. The published rows are the paper's; ours follows with how it
-# was made.
+# Validation accuracy per epoch is ktrain's `val_accuracy` above. Now the benchmark's own figure: the test rows in
+# their file order, so that each group of 4 is together.
 
 # %%
-table, details = kr.results_table(results)
+predictor = ktrain.get_predictor(learner.model, preproc=t, batch_size=64)
+test_texts, test_labels = justice.texts("test"), justice.labels("test")
+correct = [guess == truth for guess, truth in zip(predictor.predict(test_texts), test_labels)]
+ours = {"task": "justice", "model": config.model, "accuracy": sum(correct) / len(correct),
+        "exact_match": kr.exact_match(correct, task.group), "n": len(correct), "n_train": len(train[0]),
+        "epochs": config.epochs, "seconds": timer.trained()["train_seconds"]}
+pd.Series(ours)
+
+# %% [markdown]
+# Read the two figures together: per-row accuracy is far above exact match, because one wrong variant fails its
+# whole group of four. A model that guessed each row at random would get 6.3% of the groups (0.5 to the power 4).
+
+# %% [markdown]
+# ## STEP 4: Beside our full runs and the leaderboard
+# `kr.run_ethics(task, config)` runs these same steps, and saves the predictor, for any task (utilitarianism with
+# a ranking loss in plain Keras). Our full runs of MiniLM on every training row of each task, made with it and
+# committed with the project, are read here beside the paper's leaderboard: the benchmark's figure per task, in
+# percent (exact match for justice, deontology and virtue, accuracy of ranked pairs for utilitarianism).
+
+# %%
+full = kr.committed_ethics_results()  # MiniLM, all training rows, this recipe (docs/ethics)
+table, details = kr.results_table(full, label="MiniLM, all rows (our full runs)")
+table.loc[f"{config.model}, this notebook"] = {"justice": round(100 * ours["exact_match"], 1)}
 table
 
 # %%
 details
 
 # %% [markdown]
+# MiniLM (22.7M parameters) sits between random and BERT-base (110M) on each task. The gap is the model's size
+# at this budget, more than the recipe: our audit of the scoring, the splits and the paper's grid is in
+# [docs/ethics.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/ethics.md).
+
+# %% [markdown]
 # ## Recap
 # ETHICS is classification on your own columns: pairs for deontology and virtue, single texts for justice and
-# commonsense, and a ranking for utilitarianism. Exact match over groups is far below per-text accuracy, because
-# one wrong variant fails its whole group.
+# commonsense, and a ranking for utilitarianism. ktrain's calls are the same as for emotion; what changes is the
+# data's shape and the score. Exact match over groups is far below per-row accuracy, because one wrong variant fails
+# its whole group.
 #
 # **Try this.**
-# Train deontology with and without its second sentence (the excuse) and compare exact match.
+# - Run another task: `kr.run_ethics("deontology", dataclasses.replace(config, out=f"{RUNS}/ethics-deontology"))`
+#   (its rows are pairs), and compare its exact match with the table.
+# - Train justice on every row (`limit=None`) and see how far exact match moves.
 #
 # **Next:**
 # [09_distill_and_quantize](09_distill_and_quantize.ipynb): a smaller, faster model from the one you trained.

@@ -4,6 +4,9 @@ import pytest
 
 from ktrain_recipes import RecipeConfig, cli, compare_runs, recommend
 from ktrain_recipes.studies.bench import PeakRSS, run_bench
+import shutil
+from ktrain_recipes import RecipesError
+
 
 ROW_KEYS = ["name", "train_examples_per_s", "val_accuracy", "val_macro_f1", "latency_p50_ms", "latency_p95_ms",
             "throughput_per_s", "size_mb", "params", "peak_rss_mb"]
@@ -70,7 +73,6 @@ def test_bench_refuses_an_out_folder_that_is_not_a_bench_run(tmp_path):
 
 
 def kr_error():
-    from ktrain_recipes import RecipesError
 
     return RecipesError
 
@@ -85,3 +87,19 @@ def test_the_ratios_read_each_way_round():
     assert ratios(a, b, c, d) == pytest.approx({"train_speedup": 26.0, "latency_speedup": 40.0,
                                                 "throughput_speedup": 9.0, "size_ratio": 23 / 91,
                                                 "accuracy_delta": -0.003})
+
+
+def test_bench_checks_its_predictors_before_training(tiny_predictor, small_data, tmp_path, capsys):
+    import json as json_
+
+    other = tmp_path / "other"
+    shutil.copytree(tiny_predictor, other)
+    from ktrain_recipes.predictor.manifest import MANIFEST, write_manifest
+
+    manifest = json_.loads((other / MANIFEST).read_text())
+    write_manifest(other, list(reversed(manifest["label_names"])), manifest["maxlen"], {"model_id": "x"})
+    for flags, words in [(["--predictor", str(other)], "but the data's labels are"),
+                         (["--students", str(tmp_path / "missing")], "does not exist")]:
+        assert cli.main(["bench", "--data", str(small_data), "--out", str(tmp_path / "b"), *flags]) == 1
+        assert words in capsys.readouterr().err
+        assert not (tmp_path / "b").exists()  # refused before any training row

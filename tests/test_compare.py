@@ -7,6 +7,9 @@ from pathlib import Path
 import pytest
 
 from ktrain_recipes import RecipesError, compare_runs, recommend
+import ktrain_recipes as kr
+from ktrain_recipes import cli
+
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -42,3 +45,17 @@ def test_compare_writes_csv_and_json(tiny_predictor, tmp_path):
     assert pd.read_csv(tmp_path / "t.csv", index_col=0).loc["bert", "accuracy"] == pytest.approx(saved)
     assert cli.main(["compare", "--runs", str(tiny_predictor.parent), "--table", str(tmp_path / "t.json")]) == 0
     assert "bert" in json.loads((tmp_path / "t.json").read_text())
+
+
+def test_compare_skips_unreadable_scores_with_a_note(tiny_predictor, tmp_path, capsys):
+    runs = tmp_path / "runs"
+    for name in ("good", "string", "empty"):
+        shutil.copytree(tiny_predictor, runs / name)
+    metrics = json.loads((runs / "good" / "metrics.json").read_text())
+    (runs / "string" / "metrics.json").write_text(json.dumps({**metrics, "accuracy": "high"}))
+    (runs / "empty" / "metrics.json").write_text(json.dumps({"settings": {}}))
+    table = kr.compare_runs(runs)
+    assert list(table.index) == ["good"]
+    assert capsys.readouterr().err.count("note: skipped") == 2
+    assert cli.main(["compare", "--runs", str(runs), "--table", str(tmp_path / "missing" / "t.csv")]) == 1
+    assert "cannot write" in capsys.readouterr().err

@@ -4,6 +4,7 @@ import pytest
 from ktrain_recipes import EMOTION_LABELS, RecipesError, load_emotion, sample
 from ktrain_recipes.data.loading import Columns, load_data
 from ktrain_recipes.inference.streaming import read_texts
+from ktrain_recipes import RecipeConfig, cli
 
 
 def write(folder, name, text):
@@ -211,3 +212,50 @@ def test_without_the_hub_or_a_folder_the_shipped_slice_is_used_and_said(monkeypa
         digest = hashlib.sha256((EMOTION_SLICE / name).read_bytes()).hexdigest()
         assert re.search(rf"{name} {digest}", source), name
     assert load_data().source == str(EMOTION_SLICE)  # what train uses with --data unset
+
+
+def test_structured_text_columns_are_refused_not_stringified(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"text": {"body": "hi"}, "label": "a"}\n{"text": {"body": "yo"}, "label": "b"}\n')
+    with pytest.raises(RecipesError, match="column 'text' holds a dict, not text"):
+        load_data(path)
+    path = tmp_path / "l.jsonl"
+    path.write_text('{"text": ["a", "b"], "label": "a"}\n{"text": ["c"], "label": "b"}\n')
+    with pytest.raises(RecipesError, match="holds a list, not text"):
+        load_data(path)
+
+
+def test_list_labels_are_one_line(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"text": "hi", "label": ["a"]}\n{"text": "yo", "label": ["b"]}\n')
+    with pytest.raises(RecipesError, match="the label in column 'label' is a list"):
+        load_data(path)
+
+
+def test_duplicate_label_names_are_refused(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["train", "--out", "x", "--labels", "joy,sadness,joy"])
+    assert "joy is given twice" in capsys.readouterr().err
+    with pytest.raises(RecipesError, match="name each label once"):
+        RecipeConfig(labels=["joy", "sadness", "joy"])  # checked where it is written
+
+
+def test_integer_labels_are_positions_in_the_names_given(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("text,label\n" + "".join(f"text {i},{i % 2}\n" for i in range(20)))
+    ds = load_data(path, Columns(), ["1", "0"])  # label 0 is the first name, "1", as the README says
+    texts = ds.texts("train") + ds.texts("validation")
+    labels = ds.labels("train") + ds.labels("validation")
+    assert all(y == ("1" if int(t.split()[1]) % 2 == 0 else "0") for t, y in zip(texts, labels))
+    path.write_text("text,label\n" + "".join(f"text {i},{i % 5}\n" for i in range(20)))
+    ds = load_data(path, Columns(), ["1", "2", "3", "4", "5"])  # 0-4 named 1-5: no complaint about "5"
+    assert set(ds.labels("train")) == {"1", "2", "3", "4", "5"}
+    with pytest.raises(RecipesError, match="label 4 is an id beyond the 4 label names"):
+        load_data(path, Columns(), ["a", "b", "c", "d"])
+
+
+def test_a_header_only_csv_says_so(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("text,label\n")
+    with pytest.raises(RecipesError, match="no rows below the header"):
+        load_data(path)

@@ -237,3 +237,35 @@ def test_a_labels_only_student_never_runs_the_teacher(tiny_predictor, small_data
     assert cli.main(["distill", "--teacher", str(tiny_predictor), "--layers", "1", "--alpha", "1", "--data",
                      str(small_data), "--epochs", "1", "--batch-size", "16", "--out", str(out)]) == 0
     assert json.loads((out / "metrics.json").read_text())["distillation"]["alpha"] == 1.0
+
+
+def test_distill_refuses_what_it_would_ignore_or_crash_on(tiny_predictor, tiny_models, small_data, tmp_path, capsys):
+    from ktrain_recipes.training.distill import DistillSettings
+
+    with pytest.raises(SystemExit):  # the student reads with the teacher's maxlen: no flag to ignore
+        cli.main(["distill", "--teacher", str(tiny_predictor), "--out", str(tmp_path / "s"), "--maxlen", "9"])
+    with pytest.raises(RecipesError, match="--temperature must be a finite number"):
+        DistillSettings(str(tiny_predictor), temperature=float("inf")).check()
+    capsys.readouterr()
+    # 4 training texts cannot hold 6 classes: refused before training, as train refuses it
+    assert cli.main(["distill", "--teacher", str(tiny_predictor), "--data", str(small_data), "--limit", "4",
+                     "--out", str(tmp_path / "s"), "--epochs", "1"]) == 1
+    assert "the training texts have no example of" in capsys.readouterr().err
+    assert not (tmp_path / "s").exists()
+
+
+# settings that would silently do the wrong thing are refused where they are written
+@pytest.mark.parametrize("call, message", [
+    (lambda kr: kr.augment("one text", 2), "takes a list of texts"),
+    (lambda kr: kr.augment(["a b c"], -1), "copies must be a whole number"),
+    (lambda kr: kr.augment(["a b c"], 2, p_mask=float("nan")), "p_mask must be a chance"),
+    (lambda kr: kr.augment(["a b c"], 2, p_mask=5), "p_mask must be a chance"),
+    (lambda kr: kr.augment(["a b c"], 2, p_mask=0.6, p_replace=0.6), "at most 1"),
+    (lambda kr: kr.augment(["a b c"], 2, window=0), "window must be"),
+    (lambda kr: kr.RecipeConfig(labels={"joy", "sadness"}), "must be a list, in the order"),
+])
+def test_settings_that_would_do_the_wrong_thing_are_refused(call, message):
+    import ktrain_recipes as kr
+
+    with pytest.raises(kr.RecipesError, match=message):
+        call(kr)

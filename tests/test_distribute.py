@@ -10,6 +10,9 @@ import sys
 import pytest
 
 from ktrain_recipes import RecipeConfig, RecipesError
+import signal
+import time
+
 
 SCRIPT = """
 import json, sys
@@ -105,8 +108,6 @@ def test_a_worker_that_never_starts_is_named_and_the_wait_ends(tiny_models, smal
 
 @pytest.mark.slow
 def test_sigterm_stops_the_wait_for_workers(tiny_models, small_data, tmp_path):
-    import signal
-    import time
 
     proc, _ = lone_worker(tiny_models, small_data, tmp_path, 600)
     lines, end = [], time.monotonic() + 240
@@ -143,3 +144,21 @@ def test_tf_config_addresses_need_a_host_and_a_port_from_1_to_65535(address):
         check_tf_config(json.dumps(config))
     config["cluster"]["worker"] = ["localhost:2222"]
     assert check_tf_config(json.dumps(config))["cluster"]["worker"] == ["localhost:2222"]
+
+
+# TF_CONFIG's shape is checked before TensorFlow reads it
+@pytest.mark.parametrize("raw, message", [
+    ("[]", "must be a JSON object"),
+    ('"x"', "must be a JSON object"),
+    ('{"clusters": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0}}', "unknown: clusters"),
+    ('{"cluster": {"worker": "a:1,b:2"}, "task": {"type": "worker", "index": 0}}', "list of 'host:port'"),
+    ('{"cluster": {"worker": ["a:1"]}, "task": {"type": "boss", "index": 0}}', "'task' must be"),
+    ('{"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 2}}', "task index 2 is past"),
+])
+def test_a_malformed_tf_config_is_refused(raw, message):
+    from ktrain_recipes.training.distribute import check_tf_config
+
+    with pytest.raises(RecipesError, match=message):
+        check_tf_config(raw)
+    good = '{"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 1}}'
+    assert check_tf_config(good)["task"]["index"] == 1

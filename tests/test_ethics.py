@@ -9,6 +9,7 @@ from ktrain_recipes.studies.ethics import chosen_epoch, run_ethics
 from ktrain_recipes.studies.ethics_data import (TASKS, exact_match, get_task, group_exact_match, group_split,
                                                 load_ethics, load_pairs, read_pairs, score_task, task_file,
                                                 train_groups)
+import shutil
 
 
 def test_exact_match_counts_groups_that_are_all_right():
@@ -254,3 +255,29 @@ def test_an_ethics_run_cut_in_epoch_2_resumes_with_its_first_epochs_scores(ethic
     result = json.loads((tmp_path / "r.json").read_text())
     assert [e["epoch"] for e in result["val_per_epoch"]] == [1, 2]  # epoch 1's scores came from the checkpoint
     assert not (tmp_path / ".j.resume").exists()
+
+
+@pytest.mark.parametrize("content", ["", "a,b,c\nd\n"])
+def test_bad_utilitarianism_files_are_one_line(tmp_path, content):
+    from ktrain_recipes.studies.ethics_data import read_pairs
+
+    (tmp_path / "util_test.csv").write_text(content)
+    with pytest.raises(RecipesError, match="util_test.csv"):
+        read_pairs(tmp_path / "util_test.csv")
+
+
+# ethics: a file without its columns, and a test file smaller than one group, before training
+def test_ethics_files_are_checked_before_training(ethics_dir, tmp_path, capsys):
+
+    data = tmp_path / "ethics"
+    shutil.copytree(ethics_dir / "justice", data / "justice")
+    train = data / "justice" / "justice_train.csv"
+    train.write_text(train.read_text().replace("label,", "verdict,", 1))
+    assert cli.main(["ethics", "--task", "justice", "--data", str(data), "--out", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err
+    assert "no column(s) label" in err and "--label-column" not in err
+    shutil.copy(ethics_dir / "justice" / "justice_train.csv", train)
+    test = data / "justice" / "justice_test.csv"
+    test.write_text("".join(test.read_text().splitlines(keepends=True)[:3]))  # header and 2 rows
+    assert cli.main(["ethics", "--task", "justice", "--data", str(data), "--out", str(tmp_path / "o")]) == 1
+    assert "fewer than one group of 4" in capsys.readouterr().err

@@ -55,3 +55,18 @@ def test_a_model_whose_labels_come_in_another_order_is_read_by_name(tiny_predict
     assert swapped.get_classes() == list(reversed(names))
     before, after = kr.classify(original, texts), kr.classify(swapped, texts)
     assert after == [list(reversed(names))[names.index(label)] for label in before]
+
+
+# compare_finetuned refuses a loaded predictor that does not fit the data, instead of a 0.0 row
+def test_compare_finetuned_refuses_a_predictor_of_other_labels_or_kind(exported, small_data):
+    from ktrain_recipes.studies.finetuned import compare_finetuned
+
+    ds = kr.load_emotion(small_data)
+    model = kr.open_predictor(exported, int8=True)
+    model.classes = ["0", "1", "2", "3", "4", "5"]  # another label set
+    with pytest.raises(RecipesError, match="predicts 0, 1, 2, 3, 4, 5, but the data's labels are sadness"):
+        compare_finetuned({"other labels": model}, ds, split="validation")
+    single = kr.open_predictor(exported, int8=True)
+    ds.splits["validation"] = ([(t, t) for t in ds.texts("validation")], ds.labels("validation"))
+    with pytest.raises(RecipesError, match="classifies single texts, but the data holds pairs"):
+        compare_finetuned({"single": single}, ds, split="validation")

@@ -7,6 +7,9 @@ import ktrain_recipes as kr
 from ktrain_recipes import RecipesError, cli
 from ktrain_recipes.inference.onnx_inference import export_onnx, load_int8_predictor
 from ktrain_recipes.predictor.manifest import read_manifest
+import json
+import re
+from pathlib import Path
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +48,6 @@ def test_cli_fast_flags(exported, small_data, capsys):
 def test_the_int8_path_refuses_a_manifest_naming_another_number_of_labels(exported, tmp_path, names):
     """Served as it was, 5 names for 6 outputs gave 5 probabilities that no longer summed to 1 (the ktrain path
     refused it already)."""
-    import json
     import shutil
 
     from predictor_copies import rewrite_manifest
@@ -58,3 +60,20 @@ def test_the_int8_path_refuses_a_manifest_naming_another_number_of_labels(export
     rewrite_manifest(folder)  # as the folder's editor would: every checksum holds, the names do not fit
     with pytest.raises(kr.RecipesError, match=f"outputs but the manifest names {len(names)} labels"):
         load_int8_predictor(folder)
+
+
+# int8 answers depend on the texts they share a call with: the cause is the per-call activation scale of dynamic
+# quantization (padding and batching alone change nothing: the fp32 ONNX model answers alike), and the true figure
+# and its cause are stated where the README and the scaling page send readers
+def test_int8_call_dependence_comes_from_dynamic_quantization_and_is_stated(exported):
+    from ktrain_recipes.inference.onnx_inference import load_int8_predictor
+
+    texts = ["i am so happy today", "this makes me furious and i cannot stop shaking with anger at all of it",
+             "i feel alone", "what a surprise", "i am terrified"] * 8
+    fp32 = load_int8_predictor(exported, int8=False)
+    alone = np.vstack([fp32.predict_proba([t]) for t in texts])
+    assert np.abs(alone - fp32.predict_proba(texts)).max() < 1e-5
+    results = (Path(__file__).resolve().parent.parent / "docs" / "results.md").read_text()
+    section = results.split("## int8 answers depend on the call they are made in\n", 1)[1].split("\n## ", 1)[0]
+    assert "dynamic quantization" in section and "one scale for the whole input tensor" in section
+    assert re.search(r"\| int8, dynamic \(export's\) \| [\d.]+ \| \d\.\d\de-\d\d \|", section)

@@ -8,6 +8,11 @@ import pytest
 
 import ktrain_recipes as kr
 from ktrain_recipes import RecipesError, cli
+import os
+import signal
+import subprocess
+import sys
+import time
 
 
 def contents(folder):
@@ -79,3 +84,115 @@ def test_distill_never_writes_its_student_over_its_teacher(tiny_predictor, small
                      "--overwrite", "--epochs", "1"]) == 1
     assert "is the teacher" in capsys.readouterr().err
     assert contents(teacher) == before
+
+
+def predict(exported, *args) -> int:
+    return cli.main(["predict", "--predictor", str(exported), "--int8", *args])
+
+
+# --output naming a FIFO or a device node: refused, and both stay what they were
+def test_an_output_that_is_a_fifo_or_a_device_survives(exported, tmp_path, capsys):
+    import stat
+
+    (tmp_path / "in.txt").write_text("i am happy\n")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert predict(exported, "--input", str(tmp_path / "in.txt"), "--output", str(fifo)) == 1
+    assert "not a regular file" in capsys.readouterr().err
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert predict(exported, "i am happy", "--output", str(fifo)) == 1  # texts on the command line too
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    device = tmp_path / "null"
+    try:
+        os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # a private /dev/null, in our own folder
+    except PermissionError:
+        pytest.skip("making a device node needs root here")
+    assert predict(exported, "--input", str(tmp_path / "in.txt"), "--output", str(device)) == 1
+    assert stat.S_ISCHR(os.stat(device).st_mode)
+    assert not [p for p in tmp_path.iterdir() if ".partial" in p.name]
+
+
+# --output equal to --input
+def test_the_output_may_not_be_the_input(exported, tmp_path, capsys):
+    for name, content in [("in.txt", "i am happy\n\nso sad\n"), ("in.csv", "text\ni am happy\n")]:
+        path = tmp_path / name
+        path.write_text(content)
+        assert predict(exported, "--input", str(path), "--output", str(path)) == 1
+        assert "is one of this command's inputs" in capsys.readouterr().err
+        assert path.read_text() == content
+
+
+# a kill part-way leaves a partial file; the next run in that folder removes it
+def test_a_killed_runs_partial_output_is_removed_by_the_next_run(exported, tmp_path):
+    lines = "\n".join(f"text number {i} makes me happy" for i in range(200_000)) + "\n"
+    (tmp_path / "in.txt").write_text(lines)
+    out = tmp_path / "out.csv"
+    run = subprocess.Popen([sys.executable, "-m", "ktrain_recipes", "predict", "--predictor", str(exported), "--int8",
+                            "--input", str(tmp_path / "in.txt"), "--output", str(out), "--chunk-size", "500"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not [p for p in tmp_path.iterdir() if ".partial" in p.name] and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        run.send_signal(signal.SIGKILL)
+        run.wait(timeout=30)
+    assert [p for p in tmp_path.iterdir() if ".partial" in p.name], "the run never started writing"
+    (tmp_path / "small.txt").write_text("i am happy\n")
+    assert predict(exported, "--input", str(tmp_path / "small.txt"), "--output", str(out)) == 0
+    assert not [p for p in tmp_path.iterdir() if ".partial" in p.name]
+    assert out.read_text().count("\n") == 2  # the header and the one text
+
+
+def test_sigterm_ends_a_predict_as_ctrl_c_does_with_no_partial_file_left(exported, tmp_path):
+    """SIGTERM (a container or a scheduler stopping the command) cleans up as Ctrl-C does, and exits 143."""
+    (tmp_path / "in.txt").write_text("\n".join(f"text number {i} makes me happy" for i in range(200_000)) + "\n")
+    out = tmp_path / "out.csv"
+    run = subprocess.Popen([sys.executable, "-m", "ktrain_recipes", "predict", "--predictor", str(exported), "--int8",
+                            "--input", str(tmp_path / "in.txt"), "--output", str(out), "--chunk-size", "500"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not [p for p in tmp_path.iterdir() if ".partial" in p.name] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert [p for p in tmp_path.iterdir() if ".partial" in p.name], "the run never started writing"
+        run.send_signal(signal.SIGTERM)
+        _, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait(timeout=30)
+    assert run.returncode == 143 and "stopped (SIGTERM)" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]  # no output, no partial file
+
+
+# an --output suffix names its format, or is refused
+def test_the_output_suffix_chooses_a_known_format_or_is_refused(exported, tmp_path, capsys):
+    (tmp_path / "in.txt").write_text("i am happy\nso sad\n")
+    assert predict(exported, "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "o.json")) == 0
+    assert [r["text"] for r in json.loads((tmp_path / "o.json").read_text())] == ["i am happy", "so sad"]
+    assert predict(exported, "i am happy", "--output", str(tmp_path / "t.json")) == 0
+    assert json.loads((tmp_path / "t.json").read_text())[0]["text"] == "i am happy"
+    assert predict(exported, "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "o.xlsx")) == 1
+    assert "cannot tell the format from '.xlsx'" in capsys.readouterr().err
+    assert not (tmp_path / "o.xlsx").exists()
+
+
+# integer and boolean columns are written as JSON
+@pytest.mark.parametrize("output", ["o.jsonl", "o.json"])
+def test_numpy_integers_are_written_as_json(exported, tmp_path, output):
+    import pandas as pd
+
+    table = pd.DataFrame({"id": [1, 2], "ok": [True, False], "text": ["i am happy", "so sad"]})
+    table.to_parquet(tmp_path / "in.parquet")
+    assert predict(exported, "--input", str(tmp_path / "in.parquet"), "--output", str(tmp_path / output)) == 0
+    text = (tmp_path / output).read_text()
+    records = [json.loads(line) for line in text.splitlines()] if output.endswith("l") else json.loads(text)
+    assert [(r["id"], r["ok"]) for r in records] == [(1, True), (2, False)]
+
+
+# texts on the command line with an --output in a missing folder: refused before classifying
+def test_a_missing_output_folder_is_found_before_the_model_loads(tmp_path, capsys):
+    assert cli.main(["predict", "--predictor", str(tmp_path / "no-such-predictor"), "i am happy", "--output",
+                     str(tmp_path / "missing" / "out.txt")]) == 1
+    assert "its folder does not exist" in capsys.readouterr().err

@@ -57,3 +57,41 @@ def test_ktrains_explain_works_with_the_pinned_eli5(tiny_predictor):
         warnings.simplefilter("error", UserWarning)  # ktrain's "requires a forked version of eli5" would be one
         shown = predictor.explain("i feel so lucky and happy today", n_samples=50)
     assert shown is not None and "lucky" in shown.data
+
+
+# kr.classify's inputs
+def test_classify_refuses_tables_and_sets_and_takes_a_0d_array(exported):
+    import pandas as pd
+
+    model = kr.open_predictor(exported, int8=True)
+    with pytest.raises(RecipesError, match="pass its text column"):
+        kr.classify(model, pd.DataFrame({"text": ["i am happy"]}))
+    with pytest.raises(RecipesError, match="a set has no order"):
+        kr.classify(model, {"i am happy", "so sad"})
+    assert kr.classify(model, np.array("i am happy")) == kr.classify(model, ["i am happy"])
+    with pytest.raises(RecipesError, match="classifies single texts, and was given text pairs"):
+        kr.classify(model, [["i am happy", "so sad"]])
+    tf_model = kr.load_checked_predictor(exported)
+    with pytest.raises(RecipesError, match="classifies single texts"):
+        kr.classify(tf_model, [["i am happy", "so sad"]])
+
+
+# a huge text is cut before it is tokenized
+def test_a_huge_text_is_cut_before_tokenizing(exported, capsys):
+    model = kr.open_predictor(exported, int8=True)
+    seen = []
+    tokenizer = model.tokenizer
+    original = type(tokenizer).__call__
+
+    def watching(self, *args, **kwargs):
+        seen.extend(len(t) for t in args[0])
+        return original(self, *args, **kwargs)
+
+    type(tokenizer).__call__ = watching
+    try:
+        huge = "i am so happy today " * 500_000  # 10 MB
+        assert kr.classify(model, [huge]) == kr.classify(model, [huge[:100 * model.maxlen]])
+    finally:
+        type(tokenizer).__call__ = original
+    assert max(seen) <= 100 * model.maxlen
+    assert "indexing errors" not in capsys.readouterr().err

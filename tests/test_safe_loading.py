@@ -18,6 +18,7 @@ from ktrain_recipes.predictor.manifest import MANIFEST, read_manifest, write_man
 
 from predictor_copies import plant_payload
 
+
 TEXTS = ["i feel so happy today", "i am terrified of the dark", "this makes me furious", "i feel alone"]
 
 
@@ -194,3 +195,37 @@ def test_a_full_disk_gives_one_line_errors_and_keeps_the_old_predictor(tiny_pred
     err = capsys.readouterr().err
     assert "cannot write" in err and "free some space" in err and "Traceback" not in err
     assert sorted(p.name for p in small_disk.iterdir()) == ["filler", "pred"]  # no partial file left
+
+
+# a folder whose files disagree about the model is refused at load, by both paths
+def test_folders_whose_files_disagree_are_refused_at_load(exported, tmp_path):
+    import shutil
+
+    from predictor_copies import rewrite_manifest
+
+    def edited(name, change):
+        folder = tmp_path / name
+        shutil.copytree(exported, folder)
+        change(folder)
+        rewrite_manifest(folder)  # as an author would: the hashes match the edited files
+        return folder
+
+    def config_edit(key, value):
+        def change(folder):
+            config = json.loads((folder / "config.json").read_text())
+            config[key] = value
+            (folder / "config.json").write_text(json.dumps(config))
+        return change
+
+    layers = json.loads((exported / "config.json").read_text())["num_hidden_layers"]
+    cases = {
+        "fewer": (config_edit("num_hidden_layers", layers + 1), f"declares {layers + 1} layers but tf_model.h5"),
+        "huge": (config_edit("num_hidden_layers", 3000), "declares 3000 layers"),
+        "positions": (config_edit("max_position_embeddings", 8), "past the model's 8 positions"),
+        "vocab": (config_edit("vocab_size", 10), "past the model's vocabulary of 10"),
+    }
+    for name, (change, message) in cases.items():
+        folder = edited(name, change)
+        for load in (kr.load_checked_predictor, lambda f: kr.open_predictor(f, int8=True)):
+            with pytest.raises(RecipesError, match=message):
+                load(folder)

@@ -13,6 +13,8 @@ import pytest
 from ktrain_recipes import RecipesError, cli
 from ktrain_recipes.inference.onnx_inference import load_int8_predictor
 from ktrain_recipes.inference.streaming import predict_file, read_chunks
+import os
+import ktrain_recipes as kr
 
 
 @pytest.fixture(scope="module")
@@ -180,7 +182,6 @@ def test_ray_gives_the_single_process_answers(exported, texts, tmp_path):
 
 
 def test_read_chunks_refuses_what_is_not_a_file(tmp_path):
-    import os
 
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
@@ -234,3 +235,45 @@ def test_a_line_past_the_limit_is_refused_without_reading_it_whole(tmp_path, enc
     finally:
         tracemalloc.stop()
     assert peak < 30 * MAX_LINE_CHARS  # about 4 bytes a character of the longest line read, never the 20M one
+
+
+def predict(exported, *args) -> int:
+    return cli.main(["predict", "--predictor", str(exported), "--int8", *args])
+
+
+# --chunk-size below 1
+@pytest.mark.parametrize("size", ["0", "-1"])
+@pytest.mark.parametrize("name", ["in.txt", "in.csv"])
+def test_a_chunk_size_below_one_is_refused(exported, tmp_path, capsys, size, name):
+    (tmp_path / name).write_text("text\nhello\n")
+    assert predict(exported, "--input", str(tmp_path / name), "--chunk-size", size) == 1
+    assert capsys.readouterr().err.strip() == f"error: --chunk-size must be at least 1, got {size}"
+
+
+# lone surrogates: refused by name, never dropped or a traceback
+def test_lone_surrogates_are_refused_in_one_line(exported, tmp_path, capsys):
+    model = kr.open_predictor(exported, int8=True)
+    with pytest.raises(RecipesError, match=r"text 1 holds a lone surrogate \(U\+D800\)"):
+        kr.classify(model, ["fine", "bad \ud800 text"])
+    (tmp_path / "in.jsonl").write_text('{"text": "fine"}\n{"text": "bad \\ud800 text"}\n')
+    assert predict(exported, "--input", str(tmp_path / "in.jsonl"), "--output", str(tmp_path / "o.jsonl")) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert len(errors) == 1 and "line 2 holds a lone surrogate" in errors[0]
+    # a byte that is not UTF-8 in an argument reaches Python as a lone surrogate (surrogateescape)
+    run = subprocess.run([sys.executable, "-m", "ktrain_recipes", "predict", "--predictor", str(exported), "--int8",
+                          b"caf\xe9".decode("utf-8", "surrogateescape")], capture_output=True, text=True,
+                         errors="replace")
+    assert run.returncode == 1 and "lone surrogate" in run.stderr and "Traceback" not in run.stderr
+
+
+# errors name the file's line (blank lines counted), a null, and a header-only .csv
+def test_errors_name_the_line_a_null_and_an_empty_table(exported, tmp_path, capsys):
+    (tmp_path / "in.txt").write_text("fine\n\n\nok\n\n\u200b\u200b\nmore\n")
+    assert predict(exported, "--input", str(tmp_path / "in.txt")) == 1
+    assert "in.txt: line 6 is empty" in capsys.readouterr().err
+    (tmp_path / "in.jsonl").write_text('{"text": "fine"}\n{"text": null}\n')
+    assert predict(exported, "--input", str(tmp_path / "in.jsonl")) == 1
+    assert "row 2 has no text (null) in 'text'" in capsys.readouterr().err
+    (tmp_path / "head.csv").write_text("text\n")
+    assert predict(exported, "--input", str(tmp_path / "head.csv")) == 1
+    assert "the input holds no text to classify" in capsys.readouterr().err

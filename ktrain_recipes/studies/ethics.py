@@ -117,6 +117,48 @@ def chosen_epoch(curve: list[dict], key: str) -> dict | None:
     return max(scored, key=lambda row: (row[key], -row.get("epoch", 0)))
 
 
+def figure_keys(task: str) -> tuple[str, str]:
+    """(validation key, test key) of a task's per-epoch figures: exact match, or pairs ranked right."""
+    if task == "utilitarianism":
+        return "val_ranked_right", "test_ranked_right"
+    return "val_exact_match", "test_exact_match"
+
+
+def validation_choice(runs: list[dict], task: str) -> tuple[dict, dict]:
+    """(run, epoch) validation picks among a task's runs: each run's epoch as ``chosen_epoch`` picks it, then the
+    run (rate) whose choice validation rates highest (the first on a tie)."""
+    val, _ = figure_keys(task)
+    return max(((r, chosen_epoch(r["val_per_epoch"], val)) for r in runs), key=lambda pair: pair[1][val])
+
+
+def load_runs(folder: str | os.PathLike, task: str) -> list[dict]:
+    """Every run of ``task`` a series wrote into ``folder`` (``<task>-lr<rate>.json``), in file-name order."""
+    from pathlib import Path
+
+    return [json.loads(p.read_text()) for p in sorted(Path(folder).glob(f"{task}-lr*.json"))]
+
+
+def committed_ethics_results(folder: str | os.PathLike | None = None) -> list[dict]:
+    """Our full ETHICS runs, as ``results_table`` takes them: per task, the test figure of the run and epoch that
+    validation chose. ``folder``: default docs/ethics in the checkout this package runs from (a clone, as the
+    notebooks' install cell makes on Colab); an empty list when it is not there."""
+    from pathlib import Path
+
+    folder = Path(folder) if folder else Path(__file__).resolve().parents[2] / "docs" / "ethics"
+    results = []
+    for task in TASKS:
+        runs = load_runs(folder, task) if folder.is_dir() else []
+        if not runs:
+            continue
+        run, epoch = validation_choice(runs, task)
+        _, test = figure_keys(task)
+        figure = {"exact_match": epoch[test]} if test == "test_exact_match" else {"accuracy": epoch[test]}
+        results.append({"task": task, "model": run["model"], "accuracy": epoch.get("test_accuracy"), **figure,
+                        "n": run["n"], "n_train": run["n_train"], "epochs": epoch["epoch"],
+                        "lr": run["settings"]["lr"], "seconds": run["train_seconds"]})
+    return results
+
+
 def write_result(result: dict, path: str | os.PathLike) -> None:
     """Write an ETHICS result as JSON (through a partial file renamed into place)."""
     from ktrain_recipes.inference.output import write_text_file
@@ -136,16 +178,18 @@ LEADERBOARD = {
 }
 
 
-def results_table(results: list[dict]):
+def results_table(results: list[dict], label: str | None = None):
     """Our runs beside the published leaderboard, in percent: the benchmark's figure per task
-    (exact match where the task has groups, else accuracy), then how each run was made."""
+    (exact match where the task has groups, else accuracy), then how each run was made. ``label``: the name of
+    our row (default: the model's)."""
     import pandas as pd
 
     rows = {name: scores for name, scores in LEADERBOARD.items()}
     ours = {r["task"]: 100 * r.get("exact_match", r["accuracy"]) for r in results}
-    label = f"{results[0]['model']} (ours)" if results else "ours"
+    label = label or (f"{results[0]['model']} (ours)" if results else "ours")
     rows[label] = ours
     table = pd.DataFrame.from_dict(rows, orient="index")[list(TASKS)].round(1)
-    keys = ("task", "accuracy", "exact_match", "n", "n_train", "epochs", "seconds")
-    details = pd.DataFrame([{k: r.get(k) for k in keys} for r in results]).set_index("task") if results else None
+    keys = ("task", "accuracy", "exact_match", "n", "n_train", "epochs", "lr", "seconds")
+    details = pd.DataFrame([{k: r.get(k, r.get("settings", {}).get(k)) for k in keys} for r in results]
+                           ).set_index("task") if results else None
     return table, details

@@ -1,0 +1,21 @@
+"""The notebooks' helpers (``ktrain_recipes.notebook``): where runs go on Colab."""
+
+import pytest
+
+from ktrain_recipes import RecipesError
+
+
+# Google Drive keeps an absolute runs folder inside the Drive
+def test_an_absolute_runs_folder_stays_in_the_drive():
+    from ktrain_recipes.notebook import drive_path
+
+    assert drive_path("/content/runs") == "/content/drive/MyDrive/ktrain-recipes/content/runs"
+    assert drive_path("runs") == "/content/drive/MyDrive/ktrain-recipes/runs"
+
+
+def test_runs_folder_never_climbs_out_of_drive():
+    from ktrain_recipes.notebook import drive_path
+
+    assert drive_path("runs") == "/content/drive/MyDrive/ktrain-recipes/runs"
+    with pytest.raises(RecipesError, match="leads out of your Drive folder"):
+        drive_path("../../..")
