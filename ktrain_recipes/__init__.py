@@ -42,6 +42,7 @@ _PUBLIC = {
     "segments": ["takes_segment_ids"],
     "keras3.one_cycle": ["OneCycle"],
     "keras3.lr_finder": ["LRFinder"],
+    "keras3.presets": ["keras_hub_preset"],
     "predictor.manifest": ["read_manifest"],
     "predictor.staging": ["save_checked_predictor"],
     "inference.streaming": ["predict_file", "read_texts"],

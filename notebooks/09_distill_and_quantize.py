@@ -271,6 +271,6 @@ kr.plot_latency_vs_accuracy(table, y="val_accuracy")
 # that spread is the smallest difference worth believing.
 #
 # **Next:**
-# the [glossary](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/glossary.md), and
+# [10_keras3_keras_hub](10_keras3_keras_hub.ipynb): the same kind of run after ktrain, in Keras 3 and KerasHub; and
 # [docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md) for every figure with
 # the command that made it.

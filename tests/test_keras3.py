@@ -123,3 +123,18 @@ def test_kerashub_reads_the_offline_minilm_trains_on_one_cycle_and_round_trips(e
         with pytest.raises(RecipesError, match="a Keras 3 model.*keras.saving.load_model"):
             kr.load_checked_predictor(given)
     assert cli.main(["predict", "--predictor", str(tmp_path / "minilm.keras"), "a text"]) == 1
+
+
+def test_keras_hub_preset_takes_a_folder_and_refuses_what_is_neither(tmp_path, monkeypatch):
+    from ktrain_recipes.keras3.presets import MINILM_PRESET
+    from ktrain_recipes.models import minilm_source
+
+    assert kr.keras_hub_preset(str(tmp_path)) == str(tmp_path)
+    with pytest.raises(RecipesError, match="neither a folder nor a Hugging Face preset"):
+        kr.keras_hub_preset("sentence-transformers/all-MiniLM-L6-v2")  # KerasHub needs hf:// before a hub id
+    monkeypatch.setattr("ktrain_recipes.models.hub_reachable", lambda timeout=3.0: False)
+    assert kr.keras_hub_preset(MINILM_PRESET) == str(minilm_source())  # no hub: the offline copy, its files checked
+    with pytest.raises(RecipesError, match="does not answer from here"):
+        kr.keras_hub_preset("hf://FacebookAI/roberta-base")
+    monkeypatch.setattr("ktrain_recipes.models.hub_reachable", lambda timeout=3.0: True)
+    assert kr.keras_hub_preset("hf://FacebookAI/roberta-base") == "hf://FacebookAI/roberta-base"

@@ -11,6 +11,7 @@ tests/notebook_smoke.py applies to the notebooks when $KTRAIN_RECIPES_SMOKE name
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -140,6 +141,50 @@ def tiny_finetuned(family: str, label_names: list[str]) -> str:
             if path.name not in ("config.json", "tf_model.h5"):
                 (folder / path.name).write_bytes(path.read_bytes())
     return str(folder)
+def tiny_keras_hub_bert() -> str:
+    """A tiny random BERT as a Hugging Face folder KerasHub reads (PyTorch weight names in model.safetensors),
+    with the tiny BERT's WordPiece vocabulary: it stands in for ``hf://sentence-transformers/all-MiniLM-L6-v2``."""
+    import json
+
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    from ktrain_recipes.models import cache_dir
+
+    folder = cache_dir() / "tiny-bert-keras-hub"
+    if (folder / "model.safetensors").exists():
+        return str(folder)
+    source = Path(tiny_model("bert"))
+    config = json.loads((source / "config.json").read_text())
+    h, inter, layers = config["hidden_size"], config["intermediate_size"], config["num_hidden_layers"]
+    shapes = {"embeddings.word_embeddings.weight": (config["vocab_size"], h),
+              "embeddings.position_embeddings.weight": (config["max_position_embeddings"], h),
+              "embeddings.token_type_embeddings.weight": (config["type_vocab_size"], h),
+              "pooler.dense.weight": (h, h), "pooler.dense.bias": (h,)}
+    for norm in ("embeddings.LayerNorm",):
+        shapes.update({f"{norm}.weight": (h,), f"{norm}.bias": (h,)})
+    for i in range(layers):
+        at = f"encoder.layer.{i}."
+        for name in ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"):
+            shapes.update({f"{at}{name}.weight": (h, h), f"{at}{name}.bias": (h,)})
+        shapes.update({f"{at}intermediate.dense.weight": (inter, h), f"{at}intermediate.dense.bias": (inter,),
+                       f"{at}output.dense.weight": (h, inter), f"{at}output.dense.bias": (h,)})
+        for norm in ("attention.output.LayerNorm", "output.LayerNorm"):
+            shapes.update({f"{at}{norm}.weight": (h,), f"{at}{norm}.bias": (h,)})
+    rng = np.random.default_rng(0)
+    weights = {name: (np.ones(shape) if name.endswith("LayerNorm.weight") else rng.normal(0, 0.02, shape))
+               .astype("float32") for name, shape in shapes.items()}
+    staging = folder.with_name(folder.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    save_file(weights, str(staging / "model.safetensors"))
+    for path in source.iterdir():  # config.json and the tokenizer's files
+        if path.name != "tf_model.h5":
+            (staging / path.name).write_bytes(path.read_bytes())
+    staging.rename(folder)
+    return str(folder)
+
+
 # tiny models have 2 layers; smoke marks the runs, so tables and charts say their figures are not results
 SMOKE_SETTINGS = {"smoke": True, "limit": 200, "eval_limit": 100, "epochs": 1, "lr": 1e-3, "layers": 1}
 
@@ -149,10 +194,12 @@ def write_smoke_overrides(path: str | os.PathLike) -> dict:
     import json
 
     from ktrain_recipes.data.loading import EMOTION_LABELS
+    from ktrain_recipes.keras3.presets import MINILM_PRESET
     from ktrain_recipes.studies.finetuned import PUBLISHED
 
     models = {name: tiny_model(family) for name, family in stand_ins().items()}
     models.update({hub: tiny_finetuned(family, EMOTION_LABELS) for family, (hub, _) in PUBLISHED.items()})
+    models[MINILM_PRESET] = tiny_keras_hub_bert()  # notebook 10's KerasHub preset
     content = {"models": models, "settings": SMOKE_SETTINGS}
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(content, indent=2))
