@@ -456,3 +456,45 @@ def test_the_top_losses_cell_prints_the_texts_in_the_committed_run():
     lines = re.findall(r"^loss \d+\.\d\d  true (\w+), predicted (\w+): (.+)$", text, re.M)
     assert len(lines) == 5, text
     assert all(truth != guess and len(words.split()) >= 3 for truth, guess, words in lines)
+
+
+def prose_figures_not_in(nb, results: str) -> list[str]:
+    """Figures a notebook's prose states (numbers with a decimal part, and seconds) that neither its own outputs
+    (as written, rounded, or as a percentage) nor docs/results.md hold."""
+    outs = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            text = out.get("text") or out.get("data", {}).get("text/plain") or ""
+            outs.append("".join(text) if isinstance(text, list) else text)
+    out_text = "\n".join(outs)
+    numbers = [float(x.replace(",", "")) for x in re.findall(r"\d[\d,]*(?:\.\d+)?", out_text)]
+    missing = []
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        prose = re.sub(r"`[^`]*`", "", re.sub(r"\]\([^)]*\)", "]", cell.source))  # not links, not code
+        for figure in re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])|(?<![\w.])\d[\d,]*(?= s\b)", prose):
+            figure = figure.replace(",", "")
+            value, places = float(figure), len(figure.partition(".")[2])
+            if figure in out_text or figure in results:
+                continue
+            if not any(round(n, places) == value or round(100 * n, places) == value for n in numbers):
+                missing.append(figure)
+    return missing
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_figures_in_a_notebooks_prose_are_its_outputs_or_our_results(name):
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    if not any(cell.get("outputs") for cell in nb.cells):
+        pytest.skip(f"{name} is committed without outputs: its prose quotes none")
+    assert prose_figures_not_in(nb, (ROOT / "docs" / "results.md").read_text()) == []
+
+
+def test_the_prose_figure_check_sees_a_figure_nowhere_in_the_outputs():
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("accuracy 0.9371 in 700 s, 70.7% of rows ([see](v1.5.html)); `lr=0.5`"),
+        nbformat.v4.new_code_cell("x", outputs=[nbformat.v4.new_output("stream", text="0.93712 0.707 699.6\n")])])
+    assert prose_figures_not_in(nb, "") == []
+    nb.cells[0].source = "accuracy 0.9372 in 705 s"
+    assert prose_figures_not_in(nb, "") == ["0.9372", "705"]
