@@ -125,16 +125,29 @@ def test_kerashub_reads_the_offline_minilm_trains_on_one_cycle_and_round_trips(e
     assert cli.main(["predict", "--predictor", str(tmp_path / "minilm.keras"), "a text"]) == 1
 
 
-def test_keras_hub_preset_takes_a_folder_and_refuses_what_is_neither(tmp_path, monkeypatch):
-    from ktrain_recipes.keras3.presets import MINILM_PRESET
-    from ktrain_recipes.models import minilm_source
+def test_keras_hub_preset_gives_a_folder_every_keras_hub_reads(tmp_path, monkeypatch):
+    """With no hub, MiniLM comes from the offline copy, its weights renamed once to the old names (KerasHub 0.26, as
+    Colab ships it, reads no other); a folder that needs no renaming is given as is."""
+    from pathlib import Path
 
-    assert kr.keras_hub_preset(str(tmp_path)) == str(tmp_path)
+    from safetensors import safe_open
+
+    from ktrain_recipes.keras3.presets import MINILM_PRESET
+
+    monkeypatch.setenv("KTRAIN_RECIPES_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr("ktrain_recipes.models.hub_reachable", lambda timeout=3.0: False)
+    folder = Path(kr.keras_hub_preset(MINILM_PRESET))
+    assert folder.parent == tmp_path / "cache" / "keras-hub" and (folder / "vocab.txt").is_file()
+    with safe_open(folder / "model.safetensors", "np") as f:
+        names = list(f.keys())
+    assert len(names) > 90 and all(name.startswith("bert.") for name in names)
+    assert "bert.embeddings.LayerNorm.gamma" in names and not any(name.endswith("LayerNorm.weight") for name in names)
+    assert kr.keras_hub_preset(str(folder)) == str(folder)  # already under 'bert.': as it is
+    other = tmp_path / "roberta"
+    other.mkdir()
+    (other / "config.json").write_text('{"model_type": "roberta"}')
+    assert kr.keras_hub_preset(str(other)) == str(other)
     with pytest.raises(RecipesError, match="neither a folder nor a Hugging Face preset"):
         kr.keras_hub_preset("sentence-transformers/all-MiniLM-L6-v2")  # KerasHub needs hf:// before a hub id
-    monkeypatch.setattr("ktrain_recipes.models.hub_reachable", lambda timeout=3.0: False)
-    assert kr.keras_hub_preset(MINILM_PRESET) == str(minilm_source())  # no hub: the offline copy, its files checked
     with pytest.raises(RecipesError, match="does not answer from here"):
         kr.keras_hub_preset("hf://FacebookAI/roberta-base")
-    monkeypatch.setattr("ktrain_recipes.models.hub_reachable", lambda timeout=3.0: True)
-    assert kr.keras_hub_preset("hf://FacebookAI/roberta-base") == "hf://FacebookAI/roberta-base"

@@ -156,6 +156,7 @@ def tiny_keras_hub_bert() -> str:
         return str(folder)
     source = Path(tiny_model("bert"))
     config = json.loads((source / "config.json").read_text())
+    config["max_position_embeddings"] = 512  # KerasHub 0.26 builds 512 positions whatever the config says
     h, inter, layers = config["hidden_size"], config["intermediate_size"], config["num_hidden_layers"]
     shapes = {"embeddings.word_embeddings.weight": (config["vocab_size"], h),
               "embeddings.position_embeddings.weight": (config["max_position_embeddings"], h),
@@ -178,8 +179,9 @@ def tiny_keras_hub_bert() -> str:
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     save_file(weights, str(staging / "model.safetensors"))
-    for path in source.iterdir():  # config.json and the tokenizer's files
-        if path.name != "tf_model.h5":
+    (staging / "config.json").write_text(json.dumps(config, indent=2))
+    for path in source.iterdir():  # the tokenizer's files
+        if path.name not in ("tf_model.h5", "config.json"):
             (staging / path.name).write_bytes(path.read_bytes())
     staging.rename(folder)
     return str(folder)

