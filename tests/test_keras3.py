@@ -151,3 +151,11 @@ def test_keras_hub_preset_gives_a_folder_every_keras_hub_reads(tmp_path, monkeyp
         kr.keras_hub_preset("sentence-transformers/all-MiniLM-L6-v2")  # KerasHub needs hf:// before a hub id
     with pytest.raises(RecipesError, match="does not answer from here"):
         kr.keras_hub_preset("hf://FacebookAI/roberta-base")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(RecipesError, match="has no readable config.json"):
+        kr.keras_hub_preset(str(empty))
+    (empty / "config.json").write_text('{"model_type": "bert"}')
+    (empty / "model.safetensors").write_bytes(b"not safetensors")
+    with pytest.raises(RecipesError, match="cannot be read"):
+        kr.keras_hub_preset(str(empty))

@@ -61,11 +61,19 @@ def bert_names(folder: Path) -> Path:
 
     from ktrain_recipes.models import cache_dir
 
-    config = json.loads((folder / "config.json").read_text())
+    try:
+        config = json.loads((folder / "config.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise RecipesError(f"'{folder}' has no readable config.json ({type(exc).__name__}): give the folder of a "
+                           "Hugging Face checkpoint (config.json, model.safetensors, vocab.txt)") from None
     weights = folder / "model.safetensors"
-    if config.get("model_type") != "bert" or not weights.is_file():
+    if not isinstance(config, dict) or config.get("model_type") != "bert" or not weights.is_file():
         return folder
-    tensors = load_file(str(weights))
+    try:
+        tensors = load_file(str(weights))
+    except Exception as exc:  # noqa: BLE001  (safetensors raises its own error types for a damaged file)
+        raise RecipesError(f"'{weights}' cannot be read ({str(exc).splitlines()[0][:120]}): download the "
+                           "checkpoint again") from None
     if all(old_name(name) == name for name in tensors):
         return folder
     out = cache_dir() / "keras-hub" / (str(folder.resolve()).strip("/").replace("/", "_")[-80:])
