@@ -4,7 +4,8 @@ BERT-base's. Choices use validation only; the test figure of an epoch is shown o
 A second table, for reference only, keeps the best test figure of any run and epoch: the paper's protocol, which
 chooses on test, so it bounds what any choice among our runs could have reported.
 
-    python benchmarks/ethics_table.py [RESULTS_DIR]      # default: docs/ethics
+    python benchmarks/ethics_table.py [RESULTS_DIR [PREFIX]]      # default: docs/ethics
+    python benchmarks/ethics_table.py docs/mpnet ethics-          # MPNet-base's runs
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from ktrain_recipes.studies.ethics import LEADERBOARD, figure_keys as key_of, lo
 TASKS = ("justice", "deontology", "virtue", "utilitarianism")
 
 
-def table(folder: Path) -> str:
-    lines = ["| task | runs (lr: validation after epochs 1-4) | chosen on validation | test | BERT-base | training |",
+def table(folder: Path, prefix: str = "") -> str:
+    lines = ["| task | runs (lr: validation after each epoch) | chosen on validation | test | BERT-base | training |",
              "|---|---|---|---|---|---|"]
     for task in TASKS:
-        runs = load_runs(folder, task)
+        runs = load_runs(folder, task, prefix)
         if not runs:
             lines.append(f"| {task} | not run yet | | | {LEADERBOARD['BERT-base'][task]} | |")
             continue
@@ -36,11 +37,11 @@ def table(folder: Path) -> str:
     return "\n".join(lines)
 
 
-def chosen_on_test(folder: Path) -> str:
+def chosen_on_test(folder: Path, prefix: str = "") -> str:
     """Per task, the best test figure of any run and epoch (the paper's protocol), beside BERT-base's."""
     lines = ["| task | best test figure of any run and epoch (chosen on test) | BERT-base |", "|---|---|---|"]
     for task in TASKS:
-        runs = load_runs(folder, task)
+        runs = load_runs(folder, task, prefix)
         if not runs:
             continue
         _, test = key_of(task)
@@ -52,6 +53,7 @@ def chosen_on_test(folder: Path) -> str:
 
 if __name__ == "__main__":
     folder = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/ethics")
-    print(table(folder))
+    prefix = sys.argv[2] if len(sys.argv) > 2 else ""  # docs/mpnet names its runs ethics-<task>-lr<rate>.json
+    print(table(folder, prefix))
     print()
-    print(chosen_on_test(folder))
+    print(chosen_on_test(folder, prefix))

@@ -131,11 +131,12 @@ def validation_choice(runs: list[dict], task: str) -> tuple[dict, dict]:
     return max(((r, chosen_epoch(r["val_per_epoch"], val)) for r in runs), key=lambda pair: pair[1][val])
 
 
-def load_runs(folder: str | os.PathLike, task: str) -> list[dict]:
-    """Every run of ``task`` a series wrote into ``folder`` (``<task>-lr<rate>.json``), in file-name order."""
+def load_runs(folder: str | os.PathLike, task: str, prefix: str = "") -> list[dict]:
+    """Every run of ``task`` a series wrote into ``folder`` (``<prefix><task>-lr<rate>.json``), in file-name
+    order."""
     from pathlib import Path
 
-    return [json.loads(p.read_text()) for p in sorted(Path(folder).glob(f"{task}-lr*.json"))]
+    return [json.loads(p.read_text()) for p in sorted(Path(folder).glob(f"{prefix}{task}-lr*.json"))]
 
 
 def committed_ethics_results(folder: str | os.PathLike | None = None) -> list[dict]:
