@@ -122,6 +122,9 @@ def test_z_sigterm_answers_requests_in_flight_and_stops_ray_cleanly(ray_server):
 
     async def during_stop():
         async with httpx.AsyncClient(timeout=60) as http:
+            # the 12 connections open first (on a busy CPU, opening one can take longer than the wait below), so
+            # the requests are in the server, not in a handshake, when the signal comes
+            await asyncio.gather(*(http.get(url + "/health/live") for _ in range(12)))
             inflight = [asyncio.create_task(http.post(url + "/predict", json={"texts": TEXTS * 2}))
                         for _ in range(12)]
             await asyncio.sleep(0.05)

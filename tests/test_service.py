@@ -207,7 +207,9 @@ def test_a_real_server_under_load_with_a_hot_swap(exported, twin, tmp_path):
         time.sleep(1)
         after = httpx.post(url + "/predict", json={"texts": TEXTS}).json()
         # a broken save is not loaded: the service goes on with the last good one
-        (live / "tf_model.h5").write_bytes(b"broken")  # fails the manifest check
+        # fails the manifest check; a new file, not a write through the hard link save_copy made to twin's
+        (live / "tf_model.h5").unlink()
+        (live / "tf_model.h5").write_bytes(b"broken")
         manifest = json.loads((live / MANIFEST).read_text())
         (live / MANIFEST).write_text(json.dumps({**manifest, "save_id": "broken"}))
         time.sleep(1)
