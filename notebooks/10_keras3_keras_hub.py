@@ -23,7 +23,7 @@
 # **What you will see.** The outputs below are those of a real run on all of emotion, on a 2-core AMD EPYC CPU with
 # no GPU.
 
-# %% tags=["install-keras3"]
+# %% tags=["install", "keras3"]
 # Colab: fetch this project for its small helpers (no pip: Colab already has Keras 3, KerasHub and TensorFlow Text)
 import importlib.util
 import os

@@ -95,7 +95,9 @@ def read_source(path: Path) -> tuple[nbformat.NotebookNode, bool]:
     """A notebook's source with the shared install cell filled in; and whether that changed a cell."""
     nb, changed = jupytext.read(path), False
     for cell in nb.cells:
-        if "install" in cell.metadata.get("tags", []) and cell.source != INSTALL:
+        tags = cell.metadata.get("tags", [])
+        # "keras3": notebook 10's own set-up cell (it installs nothing), hidden on the site like the shared one
+        if "install" in tags and "keras3" not in tags and cell.source != INSTALL:
             cell.source, changed = INSTALL, True
     return nb, changed
 

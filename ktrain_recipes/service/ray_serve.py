@@ -23,6 +23,7 @@ from ktrain_recipes.errors import RecipesError, note
 from ktrain_recipes.service.settings import ServiceSettings, url_host
 
 APP_NAME = "ktrain_recipes"
+RAY_GRACE_S = 2.0  # before the deployment shuts down on SIGTERM (see serve_with_ray)
 
 
 def build_deployment(settings: ServiceSettings):
@@ -84,6 +85,9 @@ def serve_with_ray(settings: ServiceSettings, host: str, port: int) -> None:
         while not stop.wait(0.5):
             pass
         note("stopping: letting the requests in flight finish")
+        # Ray's proxy drops the connections it holds when the deployment shuts down: the requests already sent get
+        # a moment to be answered first (a batch takes milliseconds; requests that still arrive are answered too)
+        time.sleep(min(settings.drain_s, RAY_GRACE_S) if settings.drain_s else RAY_GRACE_S)
     finally:
         try:
             serve.shutdown()
