@@ -135,7 +135,7 @@ def _local_tf_dir(path: Path) -> Path:
     if (path / "tf_model.h5").exists():
         return path
     if (path / "model.safetensors").exists():
-        return convert_to_tf(path, cache_dir() / f"tf-{_slug(path)}")
+        return convert_to_tf(path, cache_dir() / f"tf-{folder_slug(path)}")
     raise RecipesError(f"'{path}' has neither tf_model.h5 nor model.safetensors: nothing to load")
 
 
@@ -145,7 +145,8 @@ def cache_dir() -> Path:
     return Path(root)
 
 
-def _slug(path: Path) -> str:
+def folder_slug(path: Path) -> str:
+    """A cache folder's name for ``path``: its absolute path, flattened (the last 80 characters)."""
     return str(path.resolve()).strip("/").replace("/", "_")[-80:]
 
 
@@ -190,7 +191,7 @@ def check_minilm(folder: Path) -> Path:
 
 # the files of a sentence-transformers model (all-MiniLM-L6-v2, all-mpnet-base-v2) that a classifier needs (not
 # its pooling or ONNX copies)
-_ST_FILES = ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "vocab.txt",
+ST_FILES = ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "vocab.txt",
                  "special_tokens_map.json"]
 
 
@@ -222,7 +223,7 @@ def _hub_copy(name: str, instead: str) -> Path | None:
 
     model_id = REGISTRY[name].model_id
     try:
-        src = Path(snapshot_download(model_id, allow_patterns=_ST_FILES))
+        src = Path(snapshot_download(model_id, allow_patterns=ST_FILES))
         return convert_to_tf(src, cache_dir() / f"{name}-hub-tf")
     except Exception as err:  # the hub answered but would not serve it: the offline copy still works
         note(f"the hub's {model_id} could not be fetched ({type(err).__name__}): {instead}")

@@ -17,16 +17,13 @@ from pathlib import Path
 from ktrain_recipes.errors import RecipesError
 
 MINILM_PRESET = "hf://sentence-transformers/all-MiniLM-L6-v2"
-# what a classifier needs of a Hugging Face BERT folder (not its pooling config or ONNX copies)
-FILES = ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "vocab.txt",
-         "special_tokens_map.json"]
 
 
 def keras_hub_preset(model: str) -> str:
     """A local folder to give ``from_preset`` for ``model``: a folder of a Hugging Face checkpoint, or an
     ``hf://owner/name`` preset (fetched once when the hub answers; all-MiniLM-L6-v2 with no hub comes from the
     offline copy, its files checked). A BERT saved under the new names gets a copy under the old ones, once."""
-    from ktrain_recipes.models import check_minilm, hub_reachable, minilm_source
+    from ktrain_recipes.models import ST_FILES, check_minilm, hub_reachable, minilm_source
 
     if Path(model).is_dir():
         folder = Path(model)
@@ -36,7 +33,7 @@ def keras_hub_preset(model: str) -> str:
     elif hub_reachable():
         from huggingface_hub import snapshot_download
 
-        folder = Path(snapshot_download(model.removeprefix("hf://"), allow_patterns=FILES))
+        folder = Path(snapshot_download(model.removeprefix("hf://"), allow_patterns=ST_FILES))
     elif model == MINILM_PRESET:
         folder = check_minilm(minilm_source())
     else:
@@ -59,7 +56,7 @@ def bert_names(folder: Path) -> Path:
     under the old ones (``old_name``), made once in the cache."""
     from safetensors.numpy import load_file, save_file
 
-    from ktrain_recipes.models import cache_dir
+    from ktrain_recipes.models import ST_FILES, cache_dir, folder_slug
 
     try:
         config = json.loads((folder / "config.json").read_text())
@@ -76,14 +73,14 @@ def bert_names(folder: Path) -> Path:
                            "checkpoint again") from None
     if all(old_name(name) == name for name in tensors):
         return folder
-    out = cache_dir() / "keras-hub" / (str(folder.resolve()).strip("/").replace("/", "_")[-80:])
+    out = cache_dir() / "keras-hub" / folder_slug(folder)
     if (out / "model.safetensors").is_file():
         return out
     staging = out.with_name(out.name + ".partial")  # a kill part-way leaves no half-written folder behind
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     save_file({old_name(name): value for name, value in tensors.items()}, str(staging / "model.safetensors"))
-    for name in FILES:
+    for name in ST_FILES:
         if name != "model.safetensors" and (folder / name).is_file():
             shutil.copyfile(folder / name, staging / name)
     shutil.rmtree(out, ignore_errors=True)

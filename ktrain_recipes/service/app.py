@@ -318,8 +318,8 @@ def serve(settings: ServiceSettings, host: str = DEFAULT_HOST, port: int = DEFAU
 
     class DrainingServer(uvicorn.Server):
         """The first SIGTERM or Ctrl-C starts a drain: the socket stays open, so that readiness probes read 503
-        while the requests in flight are answered; once none
-        is left, or at --drain-s, uvicorn's own shutdown runs. A second signal stops at once.
+        while the requests in flight are answered; once none is left, or at --drain-s, uvicorn's own shutdown
+        runs. A second signal stops at once.
 
         /predict requests that still arrive meanwhile (a balancer takes a moment to notice) are answered too."""
         exit_signal = None  # (signal, frame) of the first signal
