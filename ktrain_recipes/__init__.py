@@ -51,7 +51,8 @@ _PUBLIC = {
     "data.tokens": ["token_lengths"],
     "training.augment": ["augment"],
     "training.distill": ["DistillSettings", "distill", "cut_layers", "distillation_loss", "label_accuracy",
-                         "pack_targets", "pretrained_classifier", "ready_for_prediction", "teacher_base"],
+                         "pack_targets", "pretrained_classifier", "ready_for_prediction", "teacher_base",
+                         "teacher_logits_for"],
     "training.train": ["epoch_timer", "few_steps_note", "fit_with_checkpoint", "optimizer_steps", "set_seed"],
 }
 _OWNER = {name: module for module, names in _PUBLIC.items() for name in names}

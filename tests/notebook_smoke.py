@@ -2,7 +2,7 @@
 
 The Makefile copies this file into a throw-away IPython profile's startup folder and points $IPYTHONDIR there, so
 the kernels nbval starts run it before the first cell. After every cell it replaces the parameter cell's settings
-(``config``, ``settings``, ``SMALL_RUN``: dataclasses; ``MODELS``: row name -> model) with the overrides in
+(``config``, ``teacher_config``, ``settings``, ``SMALL_RUN``: dataclasses; ``MODELS``: row name -> model) with the overrides in
 $KTRAIN_RECIPES_SMOKE, written by tests/tiny_models.py: tiny random models on a slice, so that each notebook runs in
 seconds. The notebooks themselves carry no CI line.
 
@@ -23,7 +23,7 @@ def _install_smoke_overrides() -> None:
         return
     if not path:
         return
-    names = ("config", "settings", "SMALL_RUN", "MODELS")
+    names = ("config", "teacher_config", "settings", "SMALL_RUN", "MODELS")
     done: set[int] = set()  # ids of the values made here, so that each is overridden once
 
     def smoke_value(value, smoke: dict):
@@ -33,8 +33,9 @@ def _install_smoke_overrides() -> None:
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             fields = {f.name for f in dataclasses.fields(value)}
             changes = {k: v for k, v in smoke.get("settings", {}).items() if k in fields}
-            if "model" in fields:
-                changes["model"] = models.get(value.model, value.model)
+            for key in ("model", "student"):  # RecipeConfig's model, DistillSettings' student checkpoint
+                if key in fields and isinstance(getattr(value, key), str):
+                    changes[key] = models.get(getattr(value, key), getattr(value, key))
             return dataclasses.replace(value, **changes)
         return None
 

@@ -110,7 +110,8 @@ def test_the_template_check_can_fail():
 
 def test_the_distillation_notebook_trains_its_student_with_ktrains_calls_in_the_open():
     code = "\n".join(src for kind, src in EXPECTED["09_distill_and_quantize.ipynb"] if kind == "code")
-    for call in ["t.preprocess_train(", "kr.cut_layers(", "kr.pack_targets(", "loss=kr.distillation_loss(",
+    for call in ["text.Transformer(", "s.preprocess_train(", "kr.teacher_logits_for(teacher.model, t,",
+                 "kr.pack_targets(", "loss=kr.distillation_loss(",
                  "ktrain.get_learner(student", "learner.fit_onecycle(config.lr, config.epochs", "ktrain.get_predictor(",
                  "kr.save_checked_predictor(", "kr.distill("]:
         assert call in code, call
@@ -149,9 +150,14 @@ def test_the_smoke_start_up_file_overrides_a_parameter_cell(tmp_path):
         shell.run_cell((ROOT / "tests" / "notebook_smoke.py").read_text())
         assert "_install_smoke_overrides" not in shell.user_ns  # leaves no name behind
         shell.run_cell("import ktrain_recipes as kr\nconfig = kr.RecipeConfig('minilm', epochs=3)\n"
+                       "teacher_config = kr.RecipeConfig('mpnet', epochs=3)\n"
+                       "settings = kr.DistillSettings(teacher='runs/t', student='minilm', layers=6)\n"
                        "MODELS = {'ours': 'minilm', 'theirs': 'org/model'}")
         config = shell.user_ns["config"]
         assert (config.model, config.epochs, config.limit) == ("tiny-folder", 1, 200)
+        teacher = shell.user_ns["teacher_config"]
+        assert (teacher.model, teacher.epochs) == ("mpnet", 1)  # no stand-in named for mpnet here: kept
+        assert shell.user_ns["settings"].student == "tiny-folder"
         assert shell.user_ns["MODELS"] == {"ours": "tiny-folder", "theirs": "org/model"}
     finally:
         os.environ.pop("KTRAIN_RECIPES_SMOKE", None)

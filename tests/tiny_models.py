@@ -116,10 +116,13 @@ def _unigram_tokenizer(family: str, texts: list[str], vocab_size: int, work: Pat
 
 def stand_ins() -> dict[str, str]:
     """Every registry name and hub id, mapped to the tiny family that stands in for it (TinyBERT and MiniLM
-    are BERTs): derived from ``models.REGISTRY``, so a new registry entry gets its stand-in."""
+    are BERTs; MPNet, whose vocabulary is not BERT's, gets a RoBERTa, so that a MiniLM student of an MPNet teacher
+    reads with its own tokenizer in smoke runs too): derived from ``models.REGISTRY``, so a new registry entry gets
+    its stand-in."""
     from ktrain_recipes.models import REGISTRY
 
-    families = {name: name if name in FAMILIES else "bert" for name in REGISTRY}
+    other_vocabulary = {"mpnet": "roberta"}
+    families = {name: name if name in FAMILIES else other_vocabulary.get(name, "bert") for name in REGISTRY}
     return {**families, **{REGISTRY[name].model_id: family for name, family in families.items()}}
 
 
