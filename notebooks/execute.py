@@ -2,7 +2,8 @@
 
 Committed outputs must come from a real run: `EMOTION_DATA=... python notebooks/execute.py
 notebooks/00_quickstart.ipynb`. It then cleans the outputs as notebooks/clean_outputs.py does (no stderr, progress
-bars collapsed).
+bars collapsed). `--until TEXT` runs the cells before the first code cell holding TEXT and leaves the rest without
+outputs: notebooks 02-05 show the cells that need no model weights (`--until kr.resolve_model(`).
 tests/test_notebooks.py checks the recorded digest against the current cells, so a stale output fails.
 """
 
@@ -30,12 +31,25 @@ sync, clean_outputs = load("sync"), load("clean_outputs")
 
 if os.environ.get("KTRAIN_RECIPES_SMOKE"):
     sys.exit("refusing to record outputs of a CI smoke run: unset KTRAIN_RECIPES_SMOKE")
-path = Path(sys.argv[1])
+args = sys.argv[1:]
+until = args.pop(args.index("--until") + 1) if "--until" in args else None
+args = [a for a in args if a != "--until"]
+path = Path(args[0])
 nb = nbformat.read(path, as_version=4)
 start = time.time()
+ran = nb
+if until is not None:
+    stop = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code" and until in c.source), None)
+    if stop is None:
+        sys.exit(f"no code cell of {path} holds {until!r}: nothing to stop at")
+    ran = nbformat.from_dict({**nb, "cells": nb.cells[:stop]})
+    for cell in nb.cells[stop:]:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
 # no per-cell timestamps: `make notebooks` would strip them again, a diff with nothing in it
-NotebookClient(nb, timeout=None, kernel_name="python3", record_timing=False,
+NotebookClient(ran, timeout=None, kernel_name="python3", record_timing=False,
                resources={"metadata": {"path": str(path.parent)}}).execute()
+nb.cells[:len(ran.cells)] = ran.cells
 clean_outputs.clean(nb)
 nb.metadata["ktrain_recipes"] = {"executed_sources_sha256": sync.sources_digest(sync.cells(nb))}
 sync.record_written(nb)

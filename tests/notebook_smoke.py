@@ -2,9 +2,9 @@
 
 The Makefile copies this file into a throw-away IPython profile's startup folder and points $IPYTHONDIR there, so
 the kernels nbval starts run it before the first cell. After every cell it replaces the parameter cell's settings
-(``config``, ``teacher_config``, ``settings``, ``SMALL_RUN``: dataclasses; ``MODELS``: row name -> model) with the overrides in
-$KTRAIN_RECIPES_SMOKE, written by tests/tiny_models.py: tiny random models on a slice, so that each notebook runs in
-seconds. The notebooks themselves carry no CI line.
+(``config``, ``teacher_config``, ``settings``, ``SMALL_RUN``: dataclasses; ``MODELS``: row name -> model) with the
+overrides in $KTRAIN_RECIPES_SMOKE, written by tests/tiny_models.py: tiny random models on a slice, so that each
+notebook runs in seconds. The notebooks themselves carry no CI line.
 
 Start-up files run in the notebook's own namespace, so everything here lives inside one function that is deleted
 at the end: a name left behind could hide a missing import from the smoke run.
