@@ -59,3 +59,20 @@ def test_compare_skips_unreadable_scores_with_a_note(tiny_predictor, tmp_path, c
     assert capsys.readouterr().err.count("note: skipped") == 2
     assert cli.main(["compare", "--runs", str(runs), "--table", str(tmp_path / "missing" / "t.csv")]) == 1
     assert "cannot write" in capsys.readouterr().err
+
+
+def test_a_smoke_column_shows_only_when_a_smoke_run_is_in_the_table(tiny_predictor, tmp_path):
+    for name in ("real", "smoke"):
+        shutil.copytree(tiny_predictor, tmp_path / name)
+    for name, smoke in (("real", False), ("smoke", True)):
+        path = tmp_path / name / "metrics.json"
+        metrics = json.loads(path.read_text())
+        path.write_text(json.dumps({**metrics, "smoke": smoke, "settings": {**metrics.get("settings", {}),
+                                                                            "smoke": smoke}}))
+    both = compare_runs(tmp_path)
+    assert both.loc["smoke", "smoke"] and not both.loc["real", "smoke"]
+    assert "smoke runs of tiny random models" in recommend(both)
+    shutil.rmtree(tmp_path / "smoke")
+    real = compare_runs(tmp_path)
+    assert "smoke" not in real.columns and "smoke runs" not in recommend(real)
+    assert "smoke" not in compare_runs(tmp_path / "none", fallback=DOCS / "results.json").columns

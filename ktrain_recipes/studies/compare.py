@@ -16,6 +16,12 @@ COLUMNS = ["model_id", "accuracy", "macro_f1", "train_seconds", "latency_p50_ms"
            "params_m", "size_mb", "n_train", "epochs", "maxlen", "smoke"]
 
 
+def without_plumbing(table: pd.DataFrame) -> pd.DataFrame:
+    """The table without its ``smoke`` column when no row is a smoke run: a column of False tells a reader
+    nothing; where a smoke run is present, the column says which rows are not results."""
+    return table if table["smoke"].any() else table.drop(columns="smoke")
+
+
 def committed_results() -> str | None:
     """The results we committed (docs/results.json) in the checkout this package runs from (a clone, as the
     notebooks' install cell makes on Colab), whatever the working directory; None when it is not there."""
@@ -34,7 +40,7 @@ def compare_runs(folder: str | os.PathLike = "runs", fallback: str | os.PathLike
     if not paths and fallback and Path(fallback).is_file():
         content = json.loads(Path(fallback).read_text())
         note(f"no runs under '{folder}' yet: showing the results committed in {fallback}. {content['about']}")
-        return pd.DataFrame.from_dict(content["runs"], orient="index")[COLUMNS + ["labels"]]
+        return without_plumbing(pd.DataFrame.from_dict(content["runs"], orient="index")[COLUMNS + ["labels"]])
     if not paths:
         raise RecipesError(f"no runs with {METRICS} under '{folder}': train some first (notebooks 02-05 or the CLI)")
     rows = {}
@@ -55,7 +61,7 @@ def compare_runs(folder: str | os.PathLike = "runs", fallback: str | os.PathLike
     if not rows:
         raise RecipesError(f"no readable {METRICS} under '{folder}': train some runs first")
     table = pd.DataFrame.from_dict(rows, orient="index")
-    return table[COLUMNS + ["labels"]].sort_values("accuracy", ascending=False)
+    return without_plumbing(table[COLUMNS + ["labels"]].sort_values("accuracy", ascending=False))
 
 
 def recommend(table: pd.DataFrame, tolerance: float = 0.01) -> str:
@@ -76,7 +82,7 @@ def recommend(table: pd.DataFrame, tolerance: float = 0.01) -> str:
                 f"{r.latency_p50_ms:.0f} ms per text, {r.size_mb:.0f} MB")
 
     caveat = ("\n\nThese runs include smoke runs of tiny random models: they show the method, not a verdict."
-              if table["smoke"].any() else "")
+              if "smoke" in table and table["smoke"].any() else "")
     return "\n".join([line("best accuracy", best), line("real-time (fastest within 1 point)", fast),
                       line("memory-constrained (smallest within 1 point)", small)]) + caveat
 
