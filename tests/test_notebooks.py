@@ -270,6 +270,28 @@ def test_execute_cleans_its_own_outputs(tmp_path):
     assert [(o.name, o.text) for o in outputs] == [("stdout", "100%\n")]
 
 
+def test_execute_until_runs_the_cells_before_a_marker_and_leaves_the_rest_without_outputs(tmp_path):
+    import subprocess
+    import sys
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('data')"),
+                                         nbformat.v4.new_markdown_cell("the weights"),
+                                         nbformat.v4.new_code_cell("print('weights')  # needs_weights()"),
+                                         nbformat.v4.new_code_cell("print('after')")])
+    nb.cells[3].outputs = [nbformat.v4.new_output("stream", text="stale\n")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "n.ipynb"
+    nbformat.write(nb, path)
+    env = {k: v for k, v in os.environ.items() if k not in ("KTRAIN_RECIPES_SMOKE", "IPYTHONDIR")}
+    run = [sys.executable, str(NOTEBOOKS / "execute.py"), str(path), "--until"]
+    subprocess.run([*run, "needs_weights("], check=True, timeout=300, env=env)
+    cells = nbformat.read(path, as_version=4).cells
+    assert [o.text for o in cells[0].outputs] == ["data\n"]
+    assert cells[2].outputs == [] and cells[3].outputs == []
+    missing = subprocess.run([*run, "nowhere("], capture_output=True, text=True, timeout=300, env=env)
+    assert missing.returncode == 1 and "no code cell" in missing.stderr
+
+
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_committed_outputs_are_real_and_come_from_the_current_cells(name):
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
