@@ -32,8 +32,15 @@ sync, clean_outputs = load("sync"), load("clean_outputs")
 if os.environ.get("KTRAIN_RECIPES_SMOKE"):
     sys.exit("refusing to record outputs of a CI smoke run: unset KTRAIN_RECIPES_SMOKE")
 args = sys.argv[1:]
-until = args.pop(args.index("--until") + 1) if "--until" in args else None
-args = [a for a in args if a != "--until"]
+until = None
+if "--until" in args:
+    at = args.index("--until")
+    if at + 1 >= len(args):
+        sys.exit("--until needs the text of the first cell not to run, e.g. --until 'kr.resolve_model('")
+    until = args.pop(at + 1)
+    args.pop(at)
+if len(args) != 1:
+    sys.exit("usage: python notebooks/execute.py NOTEBOOK.ipynb [--until TEXT]")
 path = Path(args[0])
 nb = nbformat.read(path, as_version=4)
 start = time.time()
