@@ -9,8 +9,8 @@
 # fewer), which learns emotion from the labels and from the teacher's softened output probabilities. The two read
 # text with different tokenizers, so each reads the texts its own way and the teacher's answers are joined to the
 # student's rows text by text. The distilled student is trained with ktrain's own calls, one per step; a second
-# student, on the labels alone, is trained with the one-call `kr.distill`, and a third on the training texts plus
-# altered copies of them that only the teacher labels (transfer data). Then each model is quantized to int8 with
+# student, on the labels alone, is trained with the one-call `kr.distill`, and transfer data (altered copies of the
+# training texts that only the teacher labels) is shown, to try. Then each model is quantized to int8 with
 # ONNX Runtime and measured side by side.
 #
 # **You will learn**
@@ -88,7 +88,6 @@ settings = kr.DistillSettings(
     temperature=7.0,            # softens the teacher's probabilities, so the small ones carry information
     alpha=0.5,                  # the weight of the true labels; 1 - alpha goes to the teacher
 )
-COPIES = 1  # altered copies of each training text for the third student (STEP 4): 1 makes 32,000 texts
 
 # %% [markdown]
 # ## STEP 1: What distillation transfers
@@ -234,15 +233,12 @@ for altered in kr.augment([train[0][0]], 3, seed=config.seed):
     print("  ", altered)
 
 # %% [markdown]
-# `kr.distill` with `augment=COPIES` adds the copies after the training texts, runs the teacher over all of them and,
-# for the copies, puts the teacher's probabilities where the one-hot labels were; the validation texts stay as they
-# are. One copy of each text doubles the texts the student trains on and the teacher reads; the literature uses
-# more (`COPIES = 5` or 20), at that many times the cost.
-
-# %%
-augmented = kr.distill(dataclasses.replace(config, out=config.out + "-augmented"),
-                       dataclasses.replace(settings, augment=COPIES))
-f"{augmented['n_train']:,} training texts; validation accuracy {augmented['accuracy']:.4f}"
+# `kr.distill(..., dataclasses.replace(settings, augment=1))` adds one copy of each text after the training texts,
+# runs the teacher over all of them and, for the copies, puts the teacher's probabilities where the one-hot labels
+# were; the validation texts stay as they are. It is left to try (below): with this teacher it costs about 28
+# minutes on a 2-core CPU per copy of the data, and our runs with a MiniLM teacher found what it adds no larger than
+# the spread between seeds
+# ([docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md#distillation-with-augmented-transfer-data)).
 
 # %% [markdown]
 # ## STEP 5: Quantize each model to int8
@@ -251,7 +247,7 @@ f"{augmented['n_train']:,} training texts; validation accuracy {augmented['accur
 
 # %%
 models = {"teacher": settings.teacher, "student, labels only": config.out + "-labels",
-          "student, distilled": config.out, "student, augmented": config.out + "-augmented"}
+          "student, distilled": config.out}
 for folder in models.values():
     kr.export_onnx(folder)
 
@@ -259,7 +255,7 @@ for folder in models.values():
 # ## STEP 6: Side by side
 # Each model as a ktrain predictor (fp32) and as int8 ONNX, on the same validation texts: accuracy, macro-F1,
 # single-text latency (p50), batch throughput and size. The timings are medians of repeated measurements:
-# `kr.time_side_by_side` calls the eight predictors in turn, 3 rounds of all validation texts (throughput: the median
+# `kr.time_side_by_side` calls the six predictors in turn, 3 rounds of all validation texts (throughput: the median
 # round) and 100 single texts (latency: the median of the 300 calls), so that a shared CPU's slow moments hit every
 # row alike and one slow pass cannot reorder the rows. Every row predicts through `kr.classify`, which hands the
 # predictor length-sorted chunks (the command line's `predict` does the same). Within each kind the rows differ
@@ -283,14 +279,11 @@ table
 kr.plot_latency_vs_accuracy(table, y="val_accuracy")
 
 # %% [markdown]
-# Read the table for four things: how close the distilled students come to their teacher; whether the one distilled on
-# the training texts beats the student that saw only the labels (what the teacher's probabilities add); whether the
-# copies the teacher labelled add more (one run of each here; docs/results.md has two seeds of each, and a difference
-# smaller than the gap between seeds is no difference); and what int8 costs in accuracy for what it saves in size
-# and time. The students' files shrink less than their parameter count suggests: three layers hold 5.3M of MiniLM's
-# 22.7M parameters, while the word embeddings (11.7M, a table the students keep whole) are most of what remains;
-# 06_compare_models shows where each model's parameters live. Timings on a shared or virtual CPU move from run to
-# run; compare rows measured in the same run, as here.
+# Read the table for three things: how close the distilled student comes to its teacher; whether it beats the
+# student that saw only the labels (what the teacher's probabilities add; docs/results.md has two seeds of each, and
+# a difference smaller than the gap between seeds is no difference); and what int8 costs in accuracy for what it
+# saves in size and time. Timings on a shared or virtual CPU move from run to run; compare rows measured in the same
+# run, as here.
 
 # %% [markdown]
 # ## Recap
@@ -301,7 +294,9 @@ kr.plot_latency_vs_accuracy(table, y="val_accuracy")
 #
 # **Try this.**
 # Distil with `alpha=1` (the labels alone) and a different seed, and see how far two seeds of the same setting move:
-# that spread is the smallest difference worth believing.
+# that spread is the smallest difference worth believing. Then give the student transfer data (STEP 4), one copy of
+# each text: `kr.distill(dataclasses.replace(config, out=config.out + "-augmented"), dataclasses.replace(settings,
+# augment=1))`, and add its folder to `models` before STEP 5.
 #
 # **Next:**
 # [10_keras3_keras_hub](10_keras3_keras_hub.ipynb): the same kind of run after ktrain, in Keras 3 and KerasHub; and
