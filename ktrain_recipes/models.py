@@ -192,7 +192,7 @@ def check_minilm(folder: Path) -> Path:
 # the files of a sentence-transformers model (all-MiniLM-L6-v2, all-mpnet-base-v2) that a classifier needs (not
 # its pooling or ONNX copies)
 ST_FILES = ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "vocab.txt",
-                 "special_tokens_map.json"]
+           "special_tokens_map.json"]
 
 
 def minilm_folder() -> Path:
