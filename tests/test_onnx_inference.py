@@ -77,3 +77,52 @@ def test_int8_call_dependence_comes_from_dynamic_quantization_and_is_stated(expo
     section = results.split("## int8 answers depend on the call they are made in\n", 1)[1].split("\n## ", 1)[0]
     assert "dynamic quantization" in section and "one scale for the whole input tensor" in section
     assert re.search(r"\| int8, dynamic \(export's\) \| [\d.]+ \| \d\.\d\de-\d\d \|", section)
+
+
+def test_the_conversion_runs_in_a_child_with_protobufs_python_backend(tiny_predictor, tmp_path):
+    """tf2onnx under protobuf's C backend kept a copy of the weights per optimizer pass (19.2 GB for MPNet-base):
+    the child converts with the pure-Python backend, and this process never imports tf2onnx for it."""
+    import sys
+
+    from google.protobuf.internal import api_implementation
+
+    from ktrain_recipes.inference import onnx_convert
+
+    loaded_before = "tf2onnx" in sys.modules
+    converted = onnx_convert.convert_in_child(tiny_predictor, tmp_path, quantize=False)
+    assert converted.protobuf == "python" != api_implementation.Type()
+    assert set(converted.files) == {"fp32"} and converted.files["fp32"].parent == tmp_path
+    assert converted.files["fp32"].stat().st_size > 0 and converted.inputs[:2] == ["input_ids", "attention_mask"]
+    assert ("tf2onnx" in sys.modules) == loaded_before
+
+
+def test_a_refusal_in_the_child_names_the_users_folder_and_changes_nothing(exported, tmp_path):
+    folder = tmp_path / "pred"
+    shutil.copytree(exported, folder)
+    with open(folder / "tf_model.h5", "r+b") as f:  # damaged after the save: the child's checked load refuses
+        f.seek(2000)
+        f.write(b"\0" * 64)
+    before = (folder / "manifest.json").read_bytes()
+    with pytest.raises(RecipesError) as refused:
+        export_onnx(folder)
+    message = str(refused.value)
+    assert str(folder) in message and ".partial" not in message and "\n" not in message
+    assert (folder / "manifest.json").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pred"]
+
+
+def test_a_killed_conversion_is_one_line_and_keeps_the_predictor(exported, tmp_path, monkeypatch):
+    """The OOM killer ends the child (as it ended a notebook's kernel converting MPNet-base in-process)."""
+    import sys
+
+    folder = tmp_path / "pred"
+    shutil.copytree(exported, folder)
+    killed = tmp_path / "killed-python"
+    killed.write_text("#!/bin/sh\nkill -9 $$\n")
+    killed.chmod(0o755)
+    before = (folder / "manifest.json").read_bytes()
+    monkeypatch.setattr(sys, "executable", str(killed))
+    with pytest.raises(RecipesError, match=r"^converting '.*/pred' to ONNX was stopped by signal 9 \(out of memory"):
+        export_onnx(folder)
+    assert (folder / "manifest.json").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["killed-python", "pred"]

@@ -165,11 +165,10 @@ def test_a_kill_at_any_step_of_a_save_leaves_a_whole_predictor(tmp_path, step):
 def test_export_refuses_when_a_new_save_lands_while_it_converts(copy, monkeypatch):
     """`export` racing `train --overwrite` on one folder: the new predictor stays whole and loadable, and export
     changes nothing (it used to put the old model's ONNX files under the new save's manifest)."""
-    import tf2onnx
-
+    from ktrain_recipes.inference import onnx_convert
     from ktrain_recipes.inference.onnx_inference import export_onnx
 
-    convert = tf2onnx.convert.from_function
+    convert = onnx_convert.convert_in_child
     new_save = {}
 
     def slow_convert(*args, **kwargs):  # another command saves into the folder while export converts
@@ -178,7 +177,7 @@ def test_export_refuses_when_a_new_save_lands_while_it_converts(copy, monkeypatc
         new_save["id"] = json.loads((copy / "manifest.json").read_text())["save_id"]
         return convert(*args, **kwargs)
 
-    monkeypatch.setattr(tf2onnx.convert, "from_function", slow_convert)
+    monkeypatch.setattr(onnx_convert, "convert_in_child", slow_convert)
     with pytest.raises(RecipesError, match="saved again by another command while this one ran"):
         export_onnx(copy)
     manifest = read_manifest(copy)
@@ -186,6 +185,6 @@ def test_export_refuses_when_a_new_save_lands_while_it_converts(copy, monkeypatc
     assert not any(name.endswith(".onnx") for name in manifest["files"])
     kr.load_checked_predictor(copy)  # the new save loads
     assert [p.name for p in copy.parent.iterdir()] == ["copy"]  # no staging folder left
-    monkeypatch.setattr(tf2onnx.convert, "from_function", convert)
+    monkeypatch.setattr(onnx_convert, "convert_in_child", convert)
     export_onnx(copy)  # run again on the new predictor: it exports
     assert any(name.endswith(".onnx") for name in read_manifest(copy)["files"])

@@ -1,15 +1,9 @@
 """The int8 path (``--int8``): a saved predictor exported to ONNX (tf2onnx), int8-quantized, run by
-onnxruntime, with no TensorFlow and no pickle.
-
-ktrain's own ``export_model_to_onnx`` fails on this stack (it goes through TF-Lite, which rejects
-``Erfc``), and tf2onnx on the plain model writes an ``Erfc`` node that onnxruntime refuses. tf_keras'
-exact GELU is what lowers to ``Erfc``; the same function written with ``erf`` converts cleanly.
+onnxruntime, with no TensorFlow and no pickle. The conversion itself is ``onnx_convert``'s, in a child process.
 """
 
 from __future__ import annotations
 
-import math
-from contextlib import contextmanager
 import os
 from pathlib import Path
 
@@ -18,36 +12,18 @@ import numpy as np
 from ktrain_recipes import compat  # noqa: F401
 from ktrain_recipes.batch_policy import MODEL_BATCH
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.predictor.loading import load_checked_predictor, load_consistent
+from ktrain_recipes.inference import onnx_convert
+from ktrain_recipes.predictor.loading import load_consistent
 from ktrain_recipes.predictor.manifest import (DERIVED, ONNX_FP32, ONNX_INT8, check_derived, identity, read_manifest,
                                               sha256_file)
 from ktrain_recipes.predictor.staging import staged_predictor
 from ktrain_recipes.data.tokens import tokenize
 
-OPSET = 17
-
-
-def _erf_gelu(x):
-    import tensorflow as tf
-
-    return 0.5 * x * (1.0 + tf.math.erf(x / math.sqrt(2.0)))  # exact GELU, without Erfc
-
-
-def _use_erf_gelu(model) -> int:
-    """Swap every exact-GELU activation for the erf form; return how many were swapped."""
-    swapped = 0
-    for layer in model.submodules:
-        for attr in ("intermediate_act_fn", "activation"):
-            fn = getattr(layer, attr, None)
-            if callable(fn) and "gelu" in getattr(fn, "__name__", "").lower():
-                object.__setattr__(layer, attr, _erf_gelu)  # bypass Keras' attribute tracking
-                swapped += 1
-    return swapped
-
 
 def export_onnx(folder: str | os.PathLike, quantize: bool = True) -> dict[str, Path]:
     """Export a saved predictor's model to ONNX inside its folder (plus an int8 copy) and record them.
 
+    The conversion runs in a child process (``onnx_convert``: it bounds the memory and returns it when done).
     The folder is rewritten through a staging copy and a swap, so a kill at any step leaves either the old
     or the new files, each matching the manifest. Running it again repairs damaged ONNX files.
 
@@ -55,36 +31,16 @@ def export_onnx(folder: str | os.PathLike, quantize: bool = True) -> dict[str, P
       folder: a predictor folder written by ``run_recipe``.
       quantize: also write ``model.int8.onnx`` (dynamic int8 quantization of the weights).
     """
-    import tensorflow as tf
-    import tf2onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
     folder = Path(folder)
     read = read_manifest(folder)  # the save this export rewrites: a new save meanwhile makes it refuse
-    predictor = load_checked_predictor(folder)
     if not os.access(folder.parent, os.W_OK):
         raise RecipesError(f"cannot write beside '{folder}' (read-only): copy the predictor somewhere writable "
                            "and export the copy")
-    model = predictor.model
-    _use_erf_gelu(model)
-    keys = ["input_ids", "attention_mask"] + (["token_type_ids"] if predictor.preproc.use_token_type_ids else [])
-    spec = [tf.TensorSpec([None, None], tf.int32, name=k) for k in keys]
-
-    @tf.function(input_signature=spec)
-    def logits(*tensors):
-        return model(dict(zip(keys, tensors)), training=False).logits
-
     try:
         with staged_predictor(folder, overwrite=True, copy_of=folder, skip=DERIVED,
                               rewrites=read["save_id"]) as stage:
-            tf2onnx.convert.from_function(logits, input_signature=spec, opset=OPSET,
-                                          output_path=str(stage.path / ONNX_FP32))
-            written = {"fp32": stage.path / ONNX_FP32}
-            if quantize:
-                with _without_preprocessing_hint():
-                    quantize_dynamic(str(stage.path / ONNX_FP32), str(stage.path / ONNX_INT8),
-                                     weight_type=QuantType.QInt8)
-                written["int8"] = stage.path / ONNX_INT8
+            written, keys, _ = onnx_convert.convert_in_child(stage.path, stage.path, quantize=quantize,
+                                                             shown_as=folder)
             manifest = dict(read)
             files = {k: v for k, v in manifest["files"].items() if k not in DERIVED}
             files.update({p.name: sha256_file(p) for p in written.values()})
@@ -164,26 +120,6 @@ class OnnxPredictor:
         logits = self.session.run(None, {k: enc[k].astype(np.int32) for k in self.inputs})[0]
         exp = np.exp(logits - logits.max(axis=1, keepdims=True))
         return exp / exp.sum(axis=1, keepdims=True)
-
-
-@contextmanager
-def _without_preprocessing_hint():
-    """Silence onnxruntime's "Please consider to run pre-processing before quantization" (logged on the root
-    logger at every quantize_dynamic): its shape inference and graph optimization are what our export already
-    gets from tf2onnx and from onnxruntime's own session-time optimization."""
-    import logging
-
-    class Hint(logging.Filter):
-        def filter(self, record):
-            return "pre-processing before quantization" not in record.getMessage()
-
-    hint, root = Hint(), logging.getLogger()
-    root.addFilter(hint)
-    try:
-        yield
-    finally:
-        root.removeFilter(hint)
-
 
 
 def load_int8_predictor(folder: str | os.PathLike, int8: bool = True, strict: bool = False,
