@@ -4,18 +4,21 @@
 # Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/ktrain-recipes/ktrain-recipes/blob/main/notebooks/09_distill_and_quantize.ipynb)
 #
 # DistilBERT distilled BERT during *pre-training*, with a triple loss over masked words and hidden states (notebook
-# 04). This notebook does something smaller and cheaper: *task-specific* logit distillation. A 3-layer MiniLM,
-# initialised from every other layer of the pretrained 6-layer one, learns emotion from the labels and from the
-# softened output probabilities of the MiniLM fine-tuned in the quickstart (the teacher). The distilled student is
-# trained with ktrain's own calls, one per step; a second student, on the labels alone, is trained with the one-call
-# `kr.distill`, and a third on the training texts plus altered copies of them that only the teacher labels
-# (transfer data). Then each model is quantized to int8 with ONNX Runtime and measured side by side.
+# 04). This notebook does something smaller and cheaper: *task-specific* logit distillation. The teacher is
+# MPNet-base (110M parameters) fine-tuned on emotion; the student is the 6-layer MiniLM (22.7M parameters, five times
+# fewer), which learns emotion from the labels and from the teacher's softened output probabilities. The two read
+# text with different tokenizers, so each reads the texts its own way and the teacher's answers are joined to the
+# student's rows text by text. The distilled student is trained with ktrain's own calls, one per step; a second
+# student, on the labels alone, is trained with the one-call `kr.distill`, and transfer data (altered copies of the
+# training texts that only the teacher labels) is shown, to try. Then each model is quantized to int8 with
+# ONNX Runtime and measured side by side.
 #
 # **You will learn**
 #
 # - to train a student by
 #   [distillation](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/glossary.md#distillation)
-#   with ktrain's own calls and a loss of your own;
+#   with ktrain's own calls and a loss of your own, when teacher and student have different
+#   [tokenizers](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/glossary.md#tokenizer);
 # - what the teacher's
 #   [logits](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/glossary.md#logits)
 #   add over the labels alone, and what transfer data adds;
@@ -24,13 +27,14 @@
 #   and weigh accuracy against size and
 #   [latency](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/glossary.md#p50-and-p99-latency).
 #
-# **What you will see.** The outputs below are those of a real run on all of emotion; run it yourself after
-# 00_quickstart, whose predictor is the teacher (without one, it trains a small teacher first). On a 2-core CPU with
-# no GPU, all 16,000 training texts take about 7 minutes of training per student, and the student with 5 copies of
-# each text about 33 (a few minutes each on a GPU). T=7 and alpha=0.5 were chosen on the validation texts in a grid
-# of T {2, 7} x alpha {0.1, 0.5}; our full runs' figures, with two seeds, are in
-# [docs/results.md: distillation with augmented transfer
-# data](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md#distillation-with-augmented-transfer-data).
+# **What it needs.** A teacher: MPNet-base fine-tuned on emotion, saved in `runs/mpnet-base` (06_compare_models looks
+# there too). Where there is none, the notebook trains it first (on all 16,000 texts, 3 epochs: about 70 minutes on a
+# 2-core CPU, minutes on a GPU); offline, `make mpnet` installs its weights (about 400 MB). **What you will see.** The
+# outputs below are those of a real run on all of emotion, on a 2-core CPU with no GPU, with the teacher trained
+# beforehand by `python -m ktrain_recipes train --model mpnet --epochs 3`. T=7 and alpha=0.5 were chosen on the
+# validation texts in a grid of T {2, 7} x alpha {0.1, 0.5} for a MiniLM teacher; our full runs with this teacher,
+# on two seeds, are in [docs/results.md: MPNet-base teaches
+# MiniLM](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md#mpnet-base-teaches-minilm).
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per
@@ -59,11 +63,18 @@ kr.setup_notebook()
 
 # %%
 RUNS = kr.runs_folder()  # on Colab, a folder in your Google Drive (the other notebooks look there); else "runs"
-config = kr.RecipeConfig(
-    model="minilm",        # the teacher to train if none is saved yet (distill itself uses the teacher's)
-    data=None,             # the teacher's data; None: $EMOTION_DATA, else the hub, else (offline) a slice
+teacher_config = kr.RecipeConfig(  # the teacher, trained only if none is saved in `out` yet
+    model="mpnet",         # MPNet-base, 110M parameters; the registry's rate (5e-5) and batch (16)
+    data=None,             # None: $EMOTION_DATA, else the hub, else (offline) a slice
+    out=f"{RUNS}/mpnet-base",
+    epochs=3,
+    seed=42,
+)
+config = kr.RecipeConfig(  # the students' run
+    model="minilm",        # recorded in metrics.json; the student checkpoint is `settings.student`
+    data=teacher_config.data,  # the teacher's data
     out=f"{RUNS}/student",
-    epochs=3,              # as many as the teacher had
+    epochs=3,
     lr=1e-4,
     batch_size=32,
     limit=None,            # None: all 16,000 training texts
@@ -71,12 +82,12 @@ config = kr.RecipeConfig(
     overwrite=True,
 )
 settings = kr.DistillSettings(
-    teacher=f"{RUNS}/quickstart",  # a predictor saved by 00_quickstart.ipynb (or any `train` run)
-    layers=3,                   # MiniLM has 6: keep layers 0, 2 and 4
+    teacher=teacher_config.out,  # a predictor saved by `train` (or the cell below)
+    student="minilm",           # the pretrained 6-layer MiniLM, with its own tokenizer
+    layers=6,                   # all of MiniLM's layers: the student is used whole
     temperature=7.0,            # softens the teacher's probabilities, so the small ones carry information
     alpha=0.5,                  # the weight of the true labels; 1 - alpha goes to the teacher
 )
-COPIES = 5  # altered copies of each training text for the third student (STEP 4): 5 makes 96,000 texts
 
 # %% [markdown]
 # ## STEP 1: What distillation transfers
@@ -86,54 +97,73 @@ COPIES = 5  # altered copies of each training text for the third student (STEP 4
 # softened probabilities (weight `1 - alpha`, times T squared so that its gradients keep their size as T grows).
 
 # %% [markdown]
-# On Colab, `RUNS` is in your Google Drive, so the teacher 00_quickstart saved there is found here. Where there is
-# none yet, train a small one first, MiniLM on 1,600 texts for 3 epochs (a few minutes on a CPU); the quickstart's,
-# trained on all 16,000, is better, and the figures in the text below come from it.
+# On Colab, `RUNS` is in your Google Drive, so a teacher saved there by an earlier session is found here. Where there
+# is none yet, the cell below trains it with `kr.run_recipe` (the command line's `train`; about 70 minutes on a
+# 2-core CPU, minutes on a GPU).
 
 # %%
 from pathlib import Path
 
 if not Path(settings.teacher).exists():
-    print(f"No teacher in {settings.teacher} (00_quickstart saves one there): training a small one, a few minutes")
-    kr.run_recipe(dataclasses.replace(config, out=settings.teacher, limit=config.limit or 1600, batch_size=8))
+    print(f"No teacher in {settings.teacher}: training MPNet-base on the emotion data first (about 70 minutes on a "
+          "2-core CPU, minutes on a GPU)")
+    kr.run_recipe(teacher_config)
 
 # %%
+import json
+
 teacher = kr.load_checked_predictor(settings.teacher)
-f"teacher: {teacher.model.count_params():,} parameters"
+trained = json.loads(Path(settings.teacher, "metrics.json").read_text())  # what its run measured
+f"teacher: {teacher.model.count_params():,} parameters, validation accuracy {trained['accuracy']:.4f}"
 
 # %% [markdown]
 # ## STEP 2: The distilled student, step by step
-# The same data as the teacher's. The student reads texts exactly as the teacher does, so the teacher's ktrain
-# preprocessor (`teacher.preproc`: its tokenizer and maxlen) tokenizes them for both; `kr.bucket_batches` serves
-# batches of texts of similar length, as in the other notebooks.
+# The same data as the teacher's. Teacher and student read text differently: MPNet's tokenizer has its own
+# vocabulary and special tokens, MiniLM's is BERT's uncased WordPiece. One tweet, read by each:
 
 # %%
+from ktrain import text
+
 ds = kr.load_data_for(config)
 train = kr.sample(ds.texts("train"), ds.labels("train"), config.limit, config.seed)
 val = kr.sample(ds.texts("validation"), ds.labels("validation"), config.eval_limit, config.seed)
+n = len(ds.label_names)
 
-kr.set_seed(config.seed)
-t = teacher.preproc
-trn = kr.bucket_batches(t.preprocess_train(train[0], ds.label_ids(train[1])), config.seed)
-val_data = kr.bucket_batches(t.preprocess_test(val[0], ds.label_ids(val[1])), config.seed)
+t = teacher.preproc  # the teacher's reader: its tokenizer, and the maxlen it was trained with
+s = text.Transformer(kr.resolve_model(settings.student), maxlen=t.maxlen, class_names=ds.label_names,
+                     batch_size=config.batch_size)  # the student's own reader, at the teacher's maxlen
+for name, reader in [("teacher", t), ("student", s)]:
+    tokenizer = reader.get_tokenizer()
+    pieces = tokenizer.convert_ids_to_tokens(tokenizer(train[0][0])["input_ids"])
+    print(f"{name}, {len(tokenizer.get_vocab()):,} pieces: {pieces}")
 
 # %% [markdown]
-# The student: the pretrained checkpoint the teacher was fine-tuned from, with a fresh classification head, cut to
-# `settings.layers` encoder layers. `kr.cut_layers` keeps every other layer (teacher layer 2i becomes student layer
-# i, DistilBERT's initialisation) and the embeddings; it returns which layers it kept.
+# So the student's batches are made by its own reader, and `kr.bucket_batches` serves batches of texts of similar
+# length, as in the other notebooks.
 
 # %%
-n = len(ds.label_names)
-base = settings.student or kr.teacher_base(settings.teacher)
-student, layer_map = kr.cut_layers(kr.pretrained_classifier(base, n), settings.layers)
-f"student: {student.count_params():,} parameters, from the teacher's layers {layer_map}"
+kr.set_seed(config.seed)
+trn = kr.bucket_batches(s.preprocess_train(train[0], ds.label_ids(train[1])), config.seed)
+val_data = kr.bucket_batches(s.preprocess_test(val[0], ds.label_ids(val[1])), config.seed)
+
+# %% [markdown]
+# The student: the pretrained MiniLM with a fresh classification head. (A student of the teacher's own checkpoint
+# would be cut instead: `kr.cut_layers` keeps every other layer, DistilBERT's initialisation.)
+
+# %%
+student = kr.pretrained_classifier(settings.student, n)
+f"student: {student.count_params():,} parameters"
 
 # %% [markdown]
 # The targets. ktrain's transformer datasets accept any target array, so each example's target becomes its one-hot
-# label followed by the teacher's logits for it; the loss splits them again. The teacher runs once over the data.
+# label followed by the teacher's logits for that text; the loss splits them again. `kr.teacher_logits_for` runs the
+# teacher once over the texts *as the teacher reads them* and returns its logits in the texts' order, the order of
+# the student's rows.
 
 # %%
-kr.pack_targets(teacher.model, trn, val_data)
+logits = [kr.teacher_logits_for(teacher.model, t, train[0], ds.label_ids(train[1])),
+          kr.teacher_logits_for(teacher.model, t, val[0], ds.label_ids(val[1]))]
+kr.pack_targets(teacher.model, trn, val_data, logits=logits)
 trn.y.shape  # texts x (6 labels + 6 teacher logits)
 
 # %% [markdown]
@@ -164,15 +194,15 @@ kr.plot_history(history.history)
 
 # %% [markdown]
 # A predictor, as in every notebook: `kr.ready_for_prediction` compiles the student with a plain loss and gives it a
-# copy of the teacher's preprocessor that holds the student's own config (ktrain rebuilds a saved model from it);
+# copy of the student's reader that holds the trained model's config (ktrain rebuilds a saved model from it);
 # then `ktrain.get_predictor`, scores, timing and the checked save.
 
 # %%
-predictor = ktrain.get_predictor(*kr.ready_for_prediction(learner.model, t), batch_size=config.batch_size)
+predictor = ktrain.get_predictor(*kr.ready_for_prediction(learner.model, s), batch_size=config.batch_size)
 metrics = kr.score(val[1], predictor.predict(val[0]), ds.label_names)
 metrics["inference"] = kr.time_inference(predictor.predict, val[0])
-kr.record_run(metrics, config, t.maxlen, timer.trained(), learner, n_train=len(train[0]), data_source=ds.source,
-              distillation={**dataclasses.asdict(settings), "layer_map": layer_map})
+kr.record_run(metrics, config, s.maxlen, timer.trained(), learner, n_train=len(train[0]), data_source=ds.source,
+              distillation=dataclasses.asdict(settings))
 kr.save_checked_predictor(predictor, config.out, metrics, overwrite=True)
 kr.report_table(metrics)
 
@@ -203,14 +233,12 @@ for altered in kr.augment([train[0][0]], 3, seed=config.seed):
     print("  ", altered)
 
 # %% [markdown]
-# `kr.distill` with `augment=COPIES` adds the copies after the training texts, runs the teacher over all of them and,
-# for the copies, puts the teacher's probabilities where the one-hot labels were; the validation texts stay as they
-# are. Six times the texts in about five times the training time of STEP 3 (the copies are shorter).
-
-# %%
-augmented = kr.distill(dataclasses.replace(config, out=config.out + "-augmented"),
-                       dataclasses.replace(settings, augment=COPIES))
-f"{augmented['n_train']:,} training texts; validation accuracy {augmented['accuracy']:.4f}"
+# `kr.distill(..., dataclasses.replace(settings, augment=1))` adds one copy of each text after the training texts,
+# runs the teacher over all of them and, for the copies, puts the teacher's probabilities where the one-hot labels
+# were; the validation texts stay as they are. It is left to try (below): with this teacher it costs about 28
+# minutes on a 2-core CPU per copy of the data, and our runs with a MiniLM teacher found what it adds no larger than
+# the spread between seeds
+# ([docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md#distillation-with-augmented-transfer-data)).
 
 # %% [markdown]
 # ## STEP 5: Quantize each model to int8
@@ -219,7 +247,7 @@ f"{augmented['n_train']:,} training texts; validation accuracy {augmented['accur
 
 # %%
 models = {"teacher": settings.teacher, "student, labels only": config.out + "-labels",
-          "student, distilled": config.out, "student, augmented": config.out + "-augmented"}
+          "student, distilled": config.out}
 for folder in models.values():
     kr.export_onnx(folder)
 
@@ -227,7 +255,7 @@ for folder in models.values():
 # ## STEP 6: Side by side
 # Each model as a ktrain predictor (fp32) and as int8 ONNX, on the same validation texts: accuracy, macro-F1,
 # single-text latency (p50), batch throughput and size. The timings are medians of repeated measurements:
-# `kr.time_side_by_side` calls the eight predictors in turn, 3 rounds of all validation texts (throughput: the median
+# `kr.time_side_by_side` calls the six predictors in turn, 3 rounds of all validation texts (throughput: the median
 # round) and 100 single texts (latency: the median of the 300 calls), so that a shared CPU's slow moments hit every
 # row alike and one slow pass cannot reorder the rows. Every row predicts through `kr.classify`, which hands the
 # predictor length-sorted chunks (the command line's `predict` does the same). Within each kind the rows differ
@@ -251,24 +279,24 @@ table
 kr.plot_latency_vs_accuracy(table, y="val_accuracy")
 
 # %% [markdown]
-# Read the table for four things: how close the distilled students come to their teacher; whether the one distilled on
-# the training texts beats the student that saw only the labels (what the teacher's probabilities add); whether the
-# copies the teacher labelled add more (one run of each here; docs/results.md has two seeds of each, and a difference
-# smaller than the gap between seeds is no difference); and what int8 costs in accuracy for what it saves in size
-# and time. The students' files shrink less than their parameter count suggests: three layers hold 5.3M of MiniLM's
-# 22.7M parameters, while the word embeddings (11.7M, a table the students keep whole) are most of what remains;
-# 06_compare_models shows where each model's parameters live. Timings on a shared or virtual CPU move from run to
-# run; compare rows measured in the same run, as here.
+# Read the table for three things: how close the distilled student comes to its teacher; whether it beats the
+# student that saw only the labels (what the teacher's probabilities add; docs/results.md has two seeds of each, and
+# a difference smaller than the gap between seeds is no difference); and what int8 costs in accuracy for what it
+# saves in size and time. Timings on a shared or virtual CPU move from run to run; compare rows measured in the same
+# run, as here.
 
 # %% [markdown]
 # ## Recap
-# Distillation trained a 3-layer student from a 6-layer teacher with ktrain's `get_learner` and `fit_onecycle` on a
-# loss that mixes the labels with the teacher's softened probabilities; int8 quantization then cut each model's size
-# and latency for a small cost in accuracy. That is the end of the path.
+# Distillation trained MiniLM (6 layers, 22.7M parameters) from MPNet-base (12 layers, 110M) with ktrain's
+# `get_learner` and `fit_onecycle` on a loss that mixes the labels with the teacher's softened probabilities, each
+# model reading the texts with its own tokenizer; int8 quantization then cut each model's size and latency, at a cost
+# in accuracy the table shows. That is the end of the ktrain path.
 #
 # **Try this.**
 # Distil with `alpha=1` (the labels alone) and a different seed, and see how far two seeds of the same setting move:
-# that spread is the smallest difference worth believing.
+# that spread is the smallest difference worth believing. Then give the student transfer data (STEP 4), one copy of
+# each text: `kr.distill(dataclasses.replace(config, out=config.out + "-augmented"), dataclasses.replace(settings,
+# augment=1))`, and add its folder to `models` before STEP 5.
 #
 # **Next:**
 # [10_keras3_keras_hub](10_keras3_keras_hub.ipynb): the same kind of run after ktrain, in Keras 3 and KerasHub; and
