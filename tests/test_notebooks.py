@@ -110,7 +110,8 @@ def test_the_template_check_can_fail():
 
 def test_the_distillation_notebook_trains_its_student_with_ktrains_calls_in_the_open():
     code = "\n".join(src for kind, src in EXPECTED["09_distill_and_quantize.ipynb"] if kind == "code")
-    for call in ["t.preprocess_train(", "kr.cut_layers(", "kr.pack_targets(", "loss=kr.distillation_loss(",
+    for call in ["text.Transformer(", "s.preprocess_train(", "kr.teacher_logits_for(teacher.model, t,",
+                 "kr.pack_targets(", "loss=kr.distillation_loss(",
                  "ktrain.get_learner(student", "learner.fit_onecycle(config.lr, config.epochs", "ktrain.get_predictor(",
                  "kr.save_checked_predictor(", "kr.distill("]:
         assert call in code, call
