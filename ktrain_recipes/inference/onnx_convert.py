@@ -1,7 +1,7 @@
 """Converting a saved predictor's Keras model to ONNX (and its int8 copy), in a fresh Python process.
 
-Why a process of its own: tf2onnx rewrites every node's protobuf on each pass of its optimizers (36 passes for a
-transformer). With protobuf's default C backend (upb), the replaced messages stay in their arena until the whole
+Why a process of its own: tf2onnx rewrites every node's protobuf on each pass of its optimizers (36 passes for
+MPNet-base). With protobuf's default C backend (upb), the replaced messages stay in their arena until the whole
 graph is freed, so each pass keeps one more copy of the weights: converting MPNet-base (438 MB of weights) peaked
 at 19.2 GB. With protobuf's pure-Python backend they are freed, and the peak is 8.2 GB, in TensorFlow's own graph
 optimizer (grappler), and the conversion is faster. The backend is chosen when protobuf is first imported, so a
