@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ktrain_recipes import compat  # noqa: F401  (must run before TensorFlow loads)
 from ktrain_recipes.errors import RecipesError, note
+from ktrain_recipes.model_safety import check_config, check_model_folder, check_no_kernels, read_config_file
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,7 @@ def _check_hub(model_id: str) -> str:
 
     try:
         AutoConfig.from_pretrained(model_id, local_files_only=not hub_reachable())
+        check_hub_config(model_id)
     except RepositoryNotFoundError:
         raise RecipesError(f"model '{model_id}' is not on the Hugging Face hub: check the id") from None
     except (OSError, ValueError):
@@ -128,10 +130,20 @@ def _check_hub(model_id: str) -> str:
     return model_id
 
 
+def check_hub_config(model_id: str) -> None:
+    """Check a hub model's config.json (already in the local cache: ``AutoConfig`` fetched it) before any weights."""
+    from huggingface_hub import hf_hub_download
+
+    check_no_kernels()
+    check_config(read_config_file(Path(hf_hub_download(model_id, "config.json", local_files_only=True))),
+                 f"'{model_id}'")
+
+
 def _local_tf_dir(path: Path) -> Path:
     """Return a directory with TF weights: the one given, or a cached conversion of it."""
     if not (path / "config.json").exists():
         raise RecipesError(f"'{path}' has no config.json: point --model at a Hugging Face model folder")
+    check_model_folder(path)
     if (path / "tf_model.h5").exists():
         return path
     if (path / "model.safetensors").exists():
@@ -250,6 +262,7 @@ def convert_to_tf(src: Path, dst: Path) -> Path:
     from transformers import AutoConfig, AutoTokenizer, TFAutoModel
     from transformers.modeling_tf_pytorch_utils import load_pytorch_state_dict_in_tf2_model
 
+    check_model_folder(src)
     config = AutoConfig.from_pretrained(src)
     model = TFAutoModel.from_config(config)
     state = load_file(str(src / "model.safetensors"))

@@ -3,7 +3,7 @@
 Committed outputs must come from a real run: `EMOTION_DATA=... python notebooks/execute.py
 notebooks/00_quickstart.ipynb`. It then cleans the outputs as notebooks/clean_outputs.py does (no stderr, progress
 bars collapsed). `--until TEXT` runs the cells before the first code cell holding TEXT and leaves the rest without
-outputs: notebooks 02-05 show the cells that need no model weights (`--until kr.resolve_model(`).
+outputs (for a notebook whose later cells need what the machine lacks, e.g. `--until kr.resolve_model(`).
 tests/test_notebooks.py checks the recorded digest against the current cells, so a stale output fails.
 """
 

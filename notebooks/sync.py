@@ -34,7 +34,7 @@ STEP_VALUES = HERE / "shared" / "step_by_step.toml"
 
 
 def render_step_by_step(name: str, template: str | None = None, values: dict | None = None) -> str:
-    """The .py of step-by-step notebook ``name`` (e.g. 02_bert_emotion): the template with its values put in.
+    """The .py of step-by-step notebook ``name`` (e.g. 02_base_size_emotion): the template with its values put in.
 
     A value in a comment line (markdown) gets that line's ``# `` in front of each of its lines; a value on a line of
     its own in code goes in as it is. A missing or unused value is an error, so the two files cannot drift apart.

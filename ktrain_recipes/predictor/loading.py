@@ -186,6 +186,9 @@ def _rebuild_predictor(folder: Path, manifest: dict, batch_size: int):
     from ktrain.text.preprocessor import Transformer
     from transformers import AutoConfig, AutoTokenizer, TFAutoModelForSequenceClassification
 
+    from ktrain_recipes.model_safety import check_model_folder
+
+    check_model_folder(folder)  # CVE-2026-4372: before transformers reads the configuration
     config = AutoConfig.from_pretrained(folder, local_files_only=True)
     model = TFAutoModelForSequenceClassification.from_pretrained(folder, local_files_only=True)
     names = list(manifest["label_names"])

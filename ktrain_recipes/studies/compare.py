@@ -42,7 +42,7 @@ def compare_runs(folder: str | os.PathLike = "runs", fallback: str | os.PathLike
         note(f"no runs under '{folder}' yet: showing the results committed in {fallback}. {content['about']}")
         return without_plumbing(pd.DataFrame.from_dict(content["runs"], orient="index")[COLUMNS + ["labels"]])
     if not paths:
-        raise RecipesError(f"no runs with {METRICS} under '{folder}': train some first (notebooks 02-05 or the CLI)")
+        raise RecipesError(f"no runs with {METRICS} under '{folder}': train some first (notebooks 00-02 or the CLI)")
     rows = {}
     for path in paths:
         try:

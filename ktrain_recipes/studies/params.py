@@ -89,11 +89,12 @@ def albert_arithmetic(vocab: int = 30000, embedding: int = 128, hidden: int = 76
             "one_layer": layer, "unshared_layers": layers * layer, "albert_shared_layers": layer}
 
 
-def parameter_table():
-    """Every registry model's parameter counts by part, in millions, with sizes: a pandas DataFrame."""
+def parameter_table(names=None):
+    """The parameter counts by part of ``names`` (default: every model with a published configuration), in
+    millions, with sizes: a pandas DataFrame."""
     import pandas as pd
 
-    rows = {name: count_parameters(name) for name in CONFIGS}
+    rows = {name: count_parameters(name) for name in (CONFIGS if names is None else names)}
     table = pd.DataFrame.from_dict(rows, orient="index")
     for col in ("embeddings", "encoder", "pooler", "other", "total"):
         table[col] = table[col] / 1e6

@@ -1,0 +1,87 @@
+"""Refuse a model whose configuration asks transformers to fetch and run code from elsewhere.
+
+transformers 4.57.6, the last line with TensorFlow classes (our pin), is affected by CVE-2026-4372: a crafted
+``config.json`` (``_attn_implementation_internal``, or an ``attn_implementation`` naming a hub repository such as
+``org/kernel@rev:fn``) makes PyTorch's ``from_pretrained`` download and run a "kernel" from the hub, past
+``trust_remote_code=False``. The path needs the optional package ``kernels``; the fix is only in 5.3.0 and later,
+which have no TensorFlow. docs/pins.md tells the whole story. Every model folder or hub model is checked here before
+transformers reads it: a configuration that names a kernel repository or remote code (``auto_map``) is refused in
+one line, and so is a Python environment where ``kernels`` can be imported.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+from ktrain_recipes.errors import RecipesError
+
+# the attention implementations transformers ships; anything else is a hub reference to fetched code
+KNOWN_ATTENTION = {None, "eager", "sdpa", "flash_attention_2", "flash_attention_3", "flex_attention",
+                   "paged_attention", "sdpa_paged", "eager_paged", "flash_paged"}
+ATTENTION_KEYS = ("attn_implementation", "_attn_implementation", "_attn_implementation_internal")
+REMOTE_CODE_KEYS = ("auto_map", "custom_pipelines")
+ADVISORY = "CVE-2026-4372 (docs/pins.md)"
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def unsafe_keys(config: dict, prefix: str = "") -> list[str]:
+    """The keys of a model configuration (nested ones too) that would make transformers run code from elsewhere."""
+    found = []
+    for key, value in config.items():
+        where = f"{prefix}{key}"
+        if key in ATTENTION_KEYS and not (value is None or isinstance(value, str) and value in KNOWN_ATTENTION):
+            found.append(f"{where}={value!r}")
+        elif key in REMOTE_CODE_KEYS and value:
+            found.append(where)
+        elif isinstance(value, dict):
+            found.extend(unsafe_keys(value, where + "."))
+    return found
+
+
+def check_config(config: dict, where: str) -> None:
+    """Refuse ``config`` (a parsed config.json) when it names a kernel repository or remote code."""
+    if not isinstance(config, dict):
+        raise RecipesError(f"{where}: config.json is not a JSON object: point at a Hugging Face model folder")
+    found = unsafe_keys(config)
+    if found:
+        raise RecipesError(f"{where}: its config.json asks transformers to fetch or run code from elsewhere "
+                           f"({', '.join(found)}; {ADVISORY}): refusing to load it; use a model whose "
+                           "configuration names no kernel repository and no auto_map")
+
+
+def check_no_kernels() -> None:
+    """Refuse to load models while the package ``kernels`` is importable: it is what CVE-2026-4372 runs through."""
+    if importlib.util.find_spec("kernels") is not None:
+        raise RecipesError(f"the package 'kernels' is installed: with it, transformers 4.57.6 can fetch and run code "
+                           f"from the hub when a model loads ({ADVISORY}); uninstall it (pip uninstall kernels)")
+
+
+def read_config_file(path: Path) -> dict:
+    """A config.json's content, read only if it is a regular file of at most 1 MB (never a FIFO or a device)."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        raise RecipesError(f"cannot read '{path}' ({exc.strerror}): point at a Hugging Face model folder") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CONFIG_BYTES:
+            raise RecipesError(f"'{path}' is not a regular file of at most 1 MB: point at a Hugging Face model "
+                               "folder")
+        raw = os.read(fd, MAX_CONFIG_BYTES + 1)
+    finally:
+        os.close(fd)
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise RecipesError(f"'{path}' is not valid UTF-8 JSON: point at a Hugging Face model folder") from None
+
+
+def check_model_folder(folder: str | os.PathLike) -> None:
+    """Check a local model (or predictor) folder's config.json, and the environment, before transformers reads it."""
+    check_no_kernels()
+    check_config(read_config_file(Path(folder) / "config.json"), f"'{folder}'")

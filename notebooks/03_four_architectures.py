@@ -1,0 +1,197 @@
+# %% [markdown]
+# # BERT, RoBERTa, DistilBERT and ALBERT, measured where no weights are needed
+# [![Open In
+# Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/ktrain-recipes/ktrain-recipes/blob/main/notebooks/03_four_architectures.ipynb)
+#
+# The course's seed fine-tunes four models of one family. They differ in how they cut text into pieces, where their
+# parameters live and what they cost, and all of that can be shown without their pretrained weights: a tokenizer
+# needs only its vocabulary, a parameter count only the model's configuration, and the time a forward and backward
+# pass takes does not depend on the weights' values. Only accuracy needs the weights, and for that this notebook
+# shows what others published. 02_base_size_emotion fine-tunes a model of this size step by step.
+#
+# **You will learn**
+#
+# - how WordPiece cuts a tweet, and that BERT-base and DistilBERT read it with one vocabulary file;
+# - where each model's parameters live: embeddings, encoder layers, pooler (ALBERT's factorised embeddings and shared
+#   layers);
+# - to measure what a model costs to train and to run, at its real size, on your own hardware;
+# - what the four score on emotion when fine-tuned, as published.
+#
+# **What it needs.** A CPU and about 5 minutes. The hub is used only where it says so (RoBERTa's and ALBERT's
+# tokenizers); without it those cells say what they would show.
+#
+# **What you will see.** The outputs of a real run on a 2-core AMD EPYC CPU with AVX-512 (no bfloat16) and no GPU.
+
+# %% tags=["install"]
+# Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per
+# runtime; skipped where ktrain_recipes is installed). On Colab, pip's red "dependency conflicts" lines are expected:
+# they name preinstalled packages that want newer versions, which these notebooks do not use.
+import importlib.util
+import os
+import subprocess
+
+if importlib.util.find_spec("ktrain_recipes") is None:
+    if not os.path.isdir("ktrain-recipes"):
+        subprocess.run("git clone -q --depth 1 https://github.com/ktrain-recipes/ktrain-recipes".split(), check=True)
+    exec(open("ktrain-recipes/notebooks/shared/install.py").read())  # may restart the runtime: it says so
+
+# %%
+import hashlib
+from pathlib import Path
+
+import ktrain_recipes as kr
+import pandas as pd
+
+kr.setup_notebook()
+
+# %% [markdown]
+# ## Parameters
+# Which architectures to measure, and the input shape: the recipe's maxlen and batch on emotion, and one tweet of
+# average length for the single-text timing. MiniLM and MPNet, the two models with weights offline, are measured
+# the same way beside the four.
+
+# %%
+settings = kr.CostSettings(
+    architectures=("bert", "roberta", "distilbert", "albert", "minilm", "mpnet"),
+    maxlen=64,        # tokens per training text (emotion's 99.9th percentile is 66 with [CLS] and [SEP])
+    batch_size=32,    # texts per weight update
+    text_tokens=22,   # one tweet at inference: emotion's mean length in tokens
+    steps=3,          # timed training steps per model
+)
+
+# %% [markdown]
+# ## 1. Tokenizers: one vocabulary for BERT and DistilBERT
+# `bert-base-uncased` and `distilbert-base-uncased` read text with the same file, `vocab.txt`: 30,522 WordPiece
+# entries, lower-cased. The offline MiniLM ships a copy of it. Its size and digest:
+
+# %%
+vocab = Path(kr.resolve_model("minilm")) / "vocab.txt"
+entries = vocab.read_text(encoding="utf-8").splitlines()
+{"entries": len(entries), "bytes": vocab.stat().st_size, "sha256": hashlib.sha256(vocab.read_bytes()).hexdigest(),
+ "first special ids": {t: entries.index(t) for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")}}
+
+# %% [markdown]
+# 30,522 entries and 231,508 bytes, with `[PAD]` at 0 and `[UNK]`, `[CLS]`, `[SEP]`, `[MASK]` at 100-103: the
+# layout of `bert-base-uncased`'s `vocab.txt`, whose size is the same 231,508 bytes in the public copies we compared
+# it with, and whose ids transformers' own documentation prints: `"Hello world"` becomes `[101, 7592, 2088, 102]`.
+# The tokenizers built from this file give the same:
+
+# %%
+from transformers import BertTokenizerFast, DistilBertTokenizerFast
+
+bert_tokenizer = BertTokenizerFast(vocab_file=str(vocab), do_lower_case=True)
+distilbert_tokenizer = DistilBertTokenizerFast(vocab_file=str(vocab), do_lower_case=True)
+bert_tokenizer("Hello world")["input_ids"]
+
+# %% [markdown]
+# A tweet, cut by both. The pieces and ids are the same; what differs is what the model is handed: BERT takes
+# `token_type_ids` (which segment of a pair each piece is in), DistilBERT does not (it dropped them with BERT's
+# next-sentence task).
+
+# %%
+tweet = "i feel so overwhelmed and unappreciated at work lately"
+print(bert_tokenizer.tokenize(tweet))
+print({name: list(tok(tweet)) for name, tok in [("bert", bert_tokenizer), ("distilbert", distilbert_tokenizer)]})
+print(bert_tokenizer(tweet)["input_ids"])
+
+# %% [markdown]
+# `overwhelmed` and `unappreciated` are not in the vocabulary, so WordPiece cuts them into pieces it has; `##` marks
+# a piece that continues a word. For a pair, BERT's segment ids tell the two sentences apart:
+
+# %%
+pair = bert_tokenizer("i lost my keys", "i feel so stupid")
+pd.DataFrame({"piece": bert_tokenizer.convert_ids_to_tokens(pair["input_ids"]),
+              "token_type_id": pair["token_type_ids"]}).T
+
+# %% [markdown]
+# RoBERTa reads bytes with a BPE of 50,265 entries (`vocab.json` and `merges.txt`, `<s>` and `</s>` in place of
+# `[CLS]` and `[SEP]`, and a `Ġ` marking a piece that starts after a space); ALBERT reads SentencePiece's 30,000
+# pieces (`spiece.model`, `▁` marking a word start). Those files come only with the models, from the hub: no package
+# on PyPI carries them. With the hub, this cell prints both tokenizations of the same tweet.
+
+# %%
+if kr.hub_reachable():
+    from transformers import AutoTokenizer
+
+    for hub_id in ("roberta-base", "albert-base-v2"):
+        other = AutoTokenizer.from_pretrained(hub_id)
+        print(hub_id, len(other), other.tokenize(tweet), other(tweet)["input_ids"], sep="\n  ")
+else:
+    print("the Hugging Face hub is out of reach: RoBERTa's and ALBERT's tokenizer files cannot be fetched here")
+
+# %% [markdown]
+# ## 2. Where the parameters live
+# Each model is built from its published configuration (layers, width, vocabulary) with random weights, and its
+# weights are counted by part, in millions. Sizes are the weights on disk at 4, 2 and 1 bytes per parameter.
+
+# %%
+params = kr.parameter_table(settings.architectures)
+params
+
+# %%
+kr.plot_parameters(params)
+
+# %% [markdown]
+# BERT-base and RoBERTa-base have the same encoder (85.1M in 12 layers); RoBERTa's larger vocabulary (50,265 byte
+# pieces against 30,522) adds 15M to its embeddings. DistilBERT keeps 6 of the 12 layers: half the encoder, and no
+# pooler. MPNet has BERT-base's shape. ALBERT is the odd one: 12 layers that share one set of weights (7.1M counted
+# once), and embeddings factorised through a width of 128. The arithmetic of both savings:
+
+# %%
+kr.albert_arithmetic()
+
+# %% [markdown]
+# A BERT-style embedding table would be 30,000 x 768 = 23.0M; ALBERT's is 30,000 x 128 + 128 x 768 = 3.9M. Twelve
+# separate layers would be 85.1M; shared, they are 7.1M. Shared weights are stored once but computed twelve times:
+# the next section shows what that does to speed.
+#
+# ## 3. What each costs, measured
+# For each model: a training step on a batch of 32 texts of 64 tokens (Adam, the classification head of 6
+# emotions), timed over a few steps after one that builds the graph; then one tweet at a time at inference (the
+# median over 20 calls), and one batch. The weights are random: the arithmetic, and so the time, is the same as
+# with pretrained weights. GFLOP/s counts 6 x parameters per token (outside the embeddings, which are look-ups) x
+# tokens per second. Other work on the CPU slows every row alike; compare rows, not machines.
+
+# %%
+cost = kr.cost_table(settings)
+cost
+
+# %% [markdown]
+# Read it by rows. DistilBERT trains and answers at about twice BERT-base's rate, as its 6 layers predict.
+# RoBERTa costs what BERT does (the same encoder; the larger embedding table is a look-up). ALBERT, with a tenth of
+# BERT's parameters, is no faster: it runs its one layer twelve times at the same width. MiniLM (6 layers, width 384)
+# is several times faster than any of the four. The examples/s column turns into hours: 16,000 texts x 2 epochs
+# divided by it is a full run's training time on this CPU (bucketed batches are shorter than 64 tokens, so a real run
+# goes faster than this bound).
+
+# %%
+(2 * 16_000 / cost["train_examples_per_s"] / 60).round(0).rename("minutes for 2 epochs of emotion at maxlen 64")
+
+# %% [markdown]
+# ## 4. What they score, as published
+# Accuracy needs the pretrained weights and a fine-tuning run. These are the figures others published for the four
+# fine-tuned on emotion: the hub's own verified evaluation on the 2,000 test texts where there is one, and each model
+# card's claim (about a point higher; the speeds are the cards', hardware unstated). Our runs are scored on the 2,000
+# validation texts: the quickstart's MiniLM and MPNet-base are in 06_compare_models, and
+# [docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md) lists every run.
+
+# %%
+kr.published_table()
+
+# %% [markdown]
+# Between 0.9265 and 0.931 verified: the four land within half a point of each other on this task, and single runs
+# of one model differ by about as much. What separates them is the cost above.
+#
+# ## Recap
+# BERT-base and DistilBERT share one WordPiece vocabulary (shown by its size, layout and ids); RoBERTa and ALBERT bring
+# their own. Parameters live mostly in the encoder, except for ALBERT, which shares its layers and factorises its
+# embeddings, and so is small on disk but not fast. Speed follows the arithmetic per token: layers x width², measured
+# here with random weights at each model's real size. Accuracy on emotion is close across the four.
+#
+# **Try this.**
+#
+# 1. Measure the cost at `maxlen=128`: does the time per example double?
+# 2. Build DistilBERT with 3 layers (`CostSettings(architectures=("distilbert",), layers=3)`) and compare its
+#    single-text time with the 6-layer row.
+#
+# **Next:** [06_compare_models](06_compare_models.ipynb): every run side by side.
