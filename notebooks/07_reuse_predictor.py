@@ -172,8 +172,9 @@ server.wait()
 # HTTP requests with it.
 #
 # **Try this.**
-# Send the service a pair of texts or an empty string and read the error it answers with; then time `--int8` against
-# the ktrain predictor on your own file.
+# Start the service again (re-run the cell that starts it: the cell above stopped it), send it a pair of texts or
+# an empty string and read the error it answers with; then time `--int8` against the ktrain predictor on your own
+# file.
 #
 # **Next:**
 # [08_ethics_benchmark](08_ethics_benchmark.ipynb): your own data in practice, on a benchmark of moral judgements.

@@ -106,8 +106,8 @@ pd.DataFrame({"token": [preprocessor.tokenizer.id_to_token(int(i)) for i in ids]
 # ## STEP 3: Find a learning rate
 # ktrain's `learner.lr_find` raises the rate each batch and watches the loss. Keras 3 has no such call;
 # `kr.LRFinder` is a Keras callback that does the same: `fit` it for one epoch, and it stops when the loss
-# diverges and puts the weights back. The suggestion is ktrain's rule of thumb: a tenth of the rate at the lowest
-# loss.
+# diverges and puts the weights back. `kr.plot_lr_find` marks what ktrain's `lr_plot(suggest=True)` marks: the
+# longest valley (red) and the steepest fall (purple).
 
 # %%
 model.compile(optimizer=keras.optimizers.Adam(), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))

@@ -71,10 +71,27 @@ def test_the_lr_finder_raises_the_rate_stops_at_divergence_and_restores_the_mode
     assert min(finder.losses) < finder.losses[0] and finder.losses[-1] > 2 * min(finder.losses)  # fell, then blew up
     assert all(np.array_equal(a, b) for a, b in zip(before, model.get_weights()))  # it only looked
     assert float(model.optimizer.learning_rate) == pytest.approx(0.01)
-    suggested = finder.suggestion()
-    assert 1e-4 < suggested < finder.lrs[int(np.argmin(finder.losses))]
+    marks = finder.suggestions()
+    lowest = finder.lrs[int(np.argmin(finder.losses))]
+    # ktrain marks the longest valley and the steepest fall, both on the falling side of the curve, before the
+    # lowest loss; the tenth of the lowest point is printed, not marked
+    assert 1e-4 < marks["longest valley"] <= lowest and 1e-4 < marks["steepest fall"] <= lowest
+    assert marks["min_loss_over_10"] == pytest.approx(lowest / 10)
     fig = kr.plot_lr_find(finder)
     assert fig.axes[0].get_xscale() == "log"
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert [label.split(":")[0] for label in labels] == ["longest valley", "steepest fall"]
+
+
+def test_the_valley_rule_is_ktrains():
+    from ktrain.lroptimize.lrfinder import LRFinder as KtrainFinder
+
+    from ktrain_recipes.keras3.lr_finder import _valley
+
+    rng = np.random.default_rng(0)
+    losses = list(np.concatenate([np.full(20, 2.0), np.linspace(2.0, 0.5, 40), np.linspace(0.5, 3, 15)])
+                  + rng.normal(0, 0.01, 75))
+    assert _valley(np.array(losses)) == KtrainFinder.valley(None, list(range(75)), losses)
 
 
 def test_the_finder_refuses_settings_that_cannot_work():

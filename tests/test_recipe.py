@@ -209,6 +209,27 @@ def test_few_optimizer_steps_get_a_note_saying_what_to_do():
     assert few_steps_note(16000, 32, 4) is None and few_steps_note(400, 32, 0) is None
 
 
+def test_the_default_batch_shrinks_on_small_data_so_that_training_makes_enough_updates():
+    from ktrain_recipes.training.train import batch_for_updates, optimizer_steps
+
+    assert batch_for_updates(16000, 32, 3) == 32  # all of emotion: 1,500 updates at the model's batch
+    assert batch_for_updates(1600, 32, 3) == 8 and optimizer_steps(1600, 8, 3) == 600  # the shipped slice
+    assert batch_for_updates(4000, 32, 3) == 16  # 750 updates: halved once, no further
+    assert batch_for_updates(50, 32, 1) == 8  # never below 8, however few the texts
+
+
+def test_a_run_without_a_batch_size_on_small_data_trains_at_the_smaller_batch(tiny_models, small_data, tmp_path,
+                                                                               capsys):
+    from ktrain_recipes.training.recipe import start_run
+
+    run = start_run(kr.RecipeConfig(tiny_models["bert"], data=str(small_data), out=str(tmp_path / "a"), epochs=1))
+    assert run.config.batch_size == 8  # 150 texts: the model's 32 would make 5 updates
+    assert "batch 8 instead of the model's 32" in capsys.readouterr().err
+    given = start_run(kr.RecipeConfig(tiny_models["bert"], data=str(small_data), out=str(tmp_path / "b"), epochs=1,
+                                      batch_size=32))
+    assert given.config.batch_size == 32  # a batch size given is kept
+
+
 def test_weight_average_is_the_mean_of_the_last_epochs_weights():
     import numpy as np
     import tensorflow as tf

@@ -56,9 +56,34 @@ class LRFinder(keras.callbacks.Callback):
         self.model.set_weights(self._weights)
         self.model.optimizer.learning_rate.assign(self._rate)
 
-    def suggestion(self, skip_begin: int = 10, skip_end: int = 5) -> float | None:
-        """ktrain's rule of thumb: the rate at the lowest loss, divided by 10 (None before a finder run)."""
-        losses = np.array(self.losses[skip_begin:len(self.losses) - skip_end])
-        if not len(losses) or not np.isfinite(losses).any():
-            return None
-        return self.lrs[skip_begin + int(np.nanargmin(losses))] / 10
+    def suggestions(self, skip_begin: int = 10, skip_end: int = 5) -> dict[str, float]:
+        """The rates ktrain's ``learner.lr_plot(suggest=True)`` marks on its plot: the **longest valley** (fastai's
+        rule: a point a third of the way into the longest stretch of falling loss; red in ktrain's plot) and the
+        **steepest fall** (the lowest numerical gradient before the minimum; purple). ktrain also prints, without
+        marking it, the rate at the lowest loss divided by 10: ``min_loss_over_10``. Empty before a finder run."""
+        end = len(self.losses) - skip_end
+        losses = np.array(self.losses[skip_begin:end], dtype=float)
+        if len(losses) < 3 or not np.isfinite(losses).all():
+            return {}
+        lrs = self.lrs[skip_begin:end]
+        lowest = int(np.argmin(losses))
+        found = {"longest valley": lrs[_valley(losses)], "min_loss_over_10": lrs[lowest] / 10}
+        if lowest >= 2:
+            found["steepest fall"] = lrs[int(np.gradient(losses[:lowest + 1]).argmin())]
+        return found
+
+
+def _valley(losses: np.ndarray) -> int:
+    """fastai's valley rule, as ktrain's ``LRFinder.valley``: the longest decreasing run of losses, and the index a
+    third of the way along it plus half of that again."""
+    n = len(losses)
+    lds, max_start, max_end = [1] * n, 0, 0
+    for i in range(1, n):
+        for j in range(i):
+            if losses[i] < losses[j] and lds[i] < lds[j] + 1:
+                lds[i] = lds[j] + 1
+            if lds[max_end] < lds[i]:
+                max_end = i
+                max_start = max_end - lds[max_end]
+    sections = (max_end - max_start) / 3
+    return max_start + int(sections) + int(sections / 2)

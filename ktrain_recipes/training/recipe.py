@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import tempfile
 from contextlib import contextmanager
@@ -21,7 +22,7 @@ from ktrain_recipes.segments import takes_segment_ids
 from ktrain_recipes.predictor.staging import check_out_dir, check_space, staged_predictor
 from ktrain_recipes.inference.timing import time_inference
 from ktrain_recipes.training.train import (
-    Checkpoint, fit_with_checkpoint, optimizer_steps, set_seed, steady_examples_per_s
+    Checkpoint, batch_for_updates, fit_with_checkpoint, optimizer_steps, set_seed, steady_examples_per_s
 )
 from ktrain_recipes.versions import package_versions
 
@@ -45,6 +46,7 @@ class Run:
 def start_run(config: RecipeConfig, dataset: LabelledTexts | None = None) -> Run:
     """The first steps of every run, before any expensive work: fill in the defaults, check ``--out``, load
     and sample the data, and check that it can train. ``dataset`` skips loading (data already in memory)."""
+    given_batch = config.batch_size is not None
     config = config.with_defaults()
     if config.resume:
         check_resumable(config.out)
@@ -53,6 +55,13 @@ def start_run(config: RecipeConfig, dataset: LabelledTexts | None = None) -> Run
     train = sample(ds.texts("train"), ds.labels("train"), config.limit, config.seed)
     val = sample(ds.texts("validation"), ds.labels("validation"), config.eval_limit, config.seed)
     ds.check_trainable(train[1])
+    if not given_batch:  # small data: the default batch shrinks so that the run makes enough weight updates
+        batch = batch_for_updates(len(train[0]), config.batch_size, config.epochs)
+        if batch != config.batch_size:
+            note(f"note: {len(train[0])} training texts: batch {batch} instead of the model's {config.batch_size}, so "
+                 f"that {config.epochs} epochs make {optimizer_steps(len(train[0]), batch, config.epochs)} weight "
+                 "updates (give a batch size to choose it yourself)")
+            config = dataclasses.replace(config, batch_size=batch)
     return Run(config, out, ds, train, val)
 
 

@@ -35,6 +35,20 @@ def optimizer_steps(n_train: int, batch_size: int, epochs: int) -> int:
     return math.ceil(n_train / batch_size) * epochs
 
 
+SMALLEST_AUTO_BATCH = 8
+
+
+def batch_for_updates(n_train: int, batch_size: int, epochs: int) -> int:
+    """The model's default batch, halved (not below 8) until training makes ``FEW_STEPS`` weight updates.
+
+    Weight updates, not texts, are what a fine-tune needs: on the 1,600 texts of the slice the package ships, 3
+    epochs at batch 32 are 150 updates (0.69 validation accuracy for MiniLM, docs/slice), at batch 8 600 (0.855).
+    Used only when no batch size was given."""
+    while batch_size > SMALLEST_AUTO_BATCH and optimizer_steps(n_train, batch_size, epochs) < FEW_STEPS:
+        batch_size = max(SMALLEST_AUTO_BATCH, batch_size // 2)
+    return batch_size
+
+
 def few_steps_note(n_train: int, batch_size: int, epochs: int) -> str | None:
     """Return a one-line note when training makes too few weight updates to learn the task, else None.
 
