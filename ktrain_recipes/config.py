@@ -62,6 +62,7 @@ def check_limit(value: int | None, flag: str = "--limit") -> None:
         raise RecipesError(f"{flag} must be at least 1, got {value}")
 
 
+PRECISIONS = ("auto", "float32", "bfloat16", "float16")  # --precision's choices (training.precision applies them)
 DISTRIBUTE = ("none", "mirrored", "multiworker")  # --distribute's choices (training.distribute builds each)
 GROUPS = ("model", "data", "sample", "training", "output")  # each command takes some of these (see cli)
 
@@ -178,6 +179,11 @@ class RecipeConfig:
         "length-bucketed batches; --no-bucketing pads every text to maxlen in random batches, as the original"
         " tutorial does"
     )
+    precision: str = _setting(
+        "training", "auto",
+        "auto: bfloat16 on a CPU with native bfloat16, float16 on a GPU with tensor cores, else float32 (it says "
+        "which and why); or float32, bfloat16, float16. Weights and predictors stay float32"
+    )
     distribute: str = _setting(
         "training", "none",
         "none; mirrored: every GPU of this machine (or --devices N logical CPU devices); multiworker: the "
@@ -251,6 +257,8 @@ class RecipeConfig:
                                f"got {self.epochs}")
         if self.labels is not None and len(set(map(str, self.labels))) != len(self.labels):
             raise RecipesError(f"--labels must name each label once, got {','.join(map(str, self.labels))}")
+        if self.precision not in PRECISIONS:
+            raise RecipesError(f"--precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         if self.distribute not in DISTRIBUTE:
             raise RecipesError(f"--distribute must be {', '.join(DISTRIBUTE[:-1])} or {DISTRIBUTE[-1]}, got "
                                f"{self.distribute!r}")

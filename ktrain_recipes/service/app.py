@@ -35,6 +35,8 @@ from ktrain_recipes.service.model import LoadedModel, load_model
 from ktrain_recipes.service.settings import DEFAULT_HOST, DEFAULT_PORT, ServiceSettings, url_host
 from ktrain_recipes.service.metrics import ServiceMetrics
 from ktrain_recipes.inference.text_rules import problem
+from ktrain_recipes.inference.truncation import first_truncated, token_counts
+from ktrain_recipes.service.classify_api import add_classify_routes
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -108,11 +110,12 @@ def _add_error_handling(app) -> None:
     async def invalid(request: Request, exc: RequestValidationError):
         first = exc.errors()[0] if exc.errors() else {}
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+        shape = ('{"input": ["..."]} or {"input": [["...", "..."]]}' if request.url.path.endswith("/classify")
+                 else '{"texts": ["..."]} or {"pairs": [["...", "..."]]}')
         if first.get("type") == "json_invalid":
-            return _error(400, "the body is not valid JSON: send {\"texts\": [\"...\"]}")
+            return _error(400, f"the body is not valid JSON: send {shape}")
         message = str(first.get("msg", "invalid request")).splitlines()[0]
-        return _error(422, f"{where or 'body'}: {message} (send {{\"texts\": [\"...\"]}} or "
-                           f"{{\"pairs\": [[\"...\", \"...\"]]}})")
+        return _error(422, f"{where or 'body'}: {message} (send {shape})")
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException):
@@ -125,14 +128,17 @@ def _add_error_handling(app) -> None:
         return _error(500, f"the server failed ({type(exc).__name__}); the request may be retried")
 
 
-def check_request(texts: list | None, pairs: list | None, current: LoadedModel, max_chars: int):
-    """The items of a /predict body, or the one-line error (a string) that refuses it."""
+def check_request(texts: list | None, pairs: list | None, current: LoadedModel, max_chars: int,
+                  name: str | None = None):
+    """The items of a /predict body, or the one-line error (a string) that refuses it. ``name``: what the
+    client called the list (``input`` in /classify), for the error's wording."""
     if (texts is None) == (pairs is None):
         return "send exactly one of \"texts\" (a list of strings) or \"pairs\" (a list of [first, second])"
     items = texts if texts is not None else [tuple(p) for p in pairs]
     kind = "texts" if texts is not None else "pairs"
+    called = name or kind
     if not items:
-        return f"\"{kind}\" is empty: send at least one"
+        return f"\"{called}\" is empty: send at least one"
     if current.pairs is True and kind == "texts":
         return "this predictor classifies sentence pairs: send \"pairs\": [[first, second], ...]"
     if current.pairs is False and kind == "pairs":
@@ -140,10 +146,10 @@ def check_request(texts: list | None, pairs: list | None, current: LoadedModel, 
     for i, item in enumerate(items):
         for part in item if kind == "pairs" else (item,):
             if len(part) > max_chars:
-                return f"{kind}[{i}] is {len(part)} characters, over the limit of {max_chars}: shorten it"
+                return f"{called}[{i}] is {len(part)} characters, over the limit of {max_chars}: shorten it"
             why = problem(part)
             if why:
-                return f"{kind}[{i}] {why}"
+                return f"{called}[{i}] {why}"
     return items
 
 
@@ -158,14 +164,9 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
     PredictRequest = predict_request(settings.max_batch)
     busy = {"Retry-After": "1"}
 
-    @app.post("/predict", response_model=PredictResponse, responses=ERRORS)
-    async def predict(body: PredictRequest, response: Response) -> Any:
-        """Classify texts (or text pairs): the label and each label's probability, per text."""
-        start = time.perf_counter()
-        current = batcher.model  # checked against this model, and answered by it
-        items = check_request(body.texts, body.pairs, current, settings.max_chars)
-        if isinstance(items, str):
-            return _error(422, items)
+    async def answer(items: list, current: LoadedModel, response: Response, start: float):
+        """Run checked items through the batcher: (probabilities, the model that answered), or the error response
+        (429/503 with Retry-After when busy). Shared by /predict and /classify."""
         app.state.predicting += 1
         try:
             probs, used, job = await batcher.predict(items, current, settings.timeout_ms / 1000)
@@ -186,10 +187,43 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
         metrics.latency.observe(done - start)
         response.headers["x-queue-time-ms"] = f"{queued * 1000:.2f}"
         response.headers["x-inference-time-ms"] = f"{inference * 1000:.2f}"
+        return probs, used
+
+    def counted(items: list, current: LoadedModel, truncate: bool, kind: str):
+        """Each item's (tokens read, tokens it has), or the 422 refusing a cut when ``truncate`` is false."""
+        counts = token_counts(current.counter, items, current.classifier.maxlen)
+        cut = first_truncated(counts)
+        if cut and not truncate:
+            return _error(422, f"{kind}[{cut[0]}] is {cut[1]} tokens, over this model's {current.classifier.maxlen}: "
+                               "shorten it, or send \"truncate\": true to classify its first tokens")
+        return counts
+
+    @app.post("/predict", response_model=PredictResponse, responses=ERRORS)
+    async def predict(body: PredictRequest, response: Response) -> Any:
+        """Classify texts (or text pairs): the label and each label's probability, per text, with the tokens the
+        model read and whether the text was cut to fit."""
+        start = time.perf_counter()
+        current = batcher.model  # checked against this model, and answered by it
+        items = check_request(body.texts, body.pairs, current, settings.max_chars)
+        if isinstance(items, str):
+            return _error(422, items)
+        counts = counted(items, current, body.truncate, "texts" if body.texts is not None else "pairs")
+        if not isinstance(counts, list):
+            return counts
+        result = await answer(items, current, response, start)
+        if not isinstance(result, tuple):
+            return result
+        probs, used = result
+        metrics.read(counts)
         names = used.classifier.classes
         predictions = [{"label": names[int(row.argmax())],
-                        "probabilities": {n: round(float(p), 6) for n, p in zip(names, row)}} for row in probs]
+                        "probabilities": {n: round(float(p), 6) for n, p in zip(names, row)},
+                        "tokens": read, "truncated": total > read} for row, (read, total) in zip(probs, counts)]
         return {"predictions": predictions, "model": used.identity}
+
+    add_classify_routes(app, check_request=lambda texts, pairs, current: check_request(texts, pairs, current,
+                                                                                       settings.max_chars, "input"),
+                        counted=counted, answer=answer, batcher=batcher, max_batch=settings.max_batch)
 
     _add_operations(app, batcher, reloader, metrics)
 

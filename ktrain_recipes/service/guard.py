@@ -9,6 +9,7 @@ import json
 import uuid
 
 PUBLIC = ("/health", "/health/live", "/health/ready", "/metrics")  # health checks and scrapes need no key
+MODEL_ROUTES = ("/predict", "/classify", "/v1/classify")  # the routes that reach the model: bounded in flight
 
 
 async def send_json(send, status: int, message: str, headers: list | None = None) -> None:
@@ -86,7 +87,7 @@ class Guard:
             if length is not None and (not length.isdigit() or int(length) > self.max_body):
                 return await too_large(send_with_id)
             received = 0
-            if route == "/predict":
+            if route in MODEL_ROUTES:
                 # a request counts against --max-concurrent once its whole body is in: clients that open
                 # connections and send their bodies slowly (or never) hold no place that others need; the body
                 # is bounded by --max-body-bytes and by the connection's body deadline meanwhile
@@ -120,7 +121,8 @@ class Guard:
         finally:
             if counted:
                 self.in_flight -= 1
-            known = route if route in ("/", "/predict", "/metadata", "/docs", "/openapi.json", *PUBLIC) else "other"
+            known = route if route in ("/", *MODEL_ROUTES, "/v1/models", "/metadata", "/docs", "/openapi.json",
+                                        *PUBLIC) else "other"
             self.metrics.requests.labels(known, str(state["status"])).inc()
 
     async def _read_body(self, receive) -> tuple[bytes | None, bool]:

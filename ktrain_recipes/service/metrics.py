@@ -24,6 +24,9 @@ class ServiceMetrics:
                                buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256), registry=r)
         self.model_calls = Counter("ktrain_recipes_model_calls", "model calls, by outcome", ["outcome"], registry=r)
         self.reloads = Counter("ktrain_recipes_reloads", "hot swaps, by outcome", ["outcome"], registry=r)
+        self.truncated = Counter("ktrain_recipes_truncated_texts", "texts cut to the model's maxlen", registry=r)
+        self.tokens = Histogram("ktrain_recipes_tokens_read", "tokens the model read per text",
+                                buckets=(8, 16, 32, 64, 128, 256, 512), registry=r)
         self.serving = Info("ktrain_recipes_serving", "the save being served", registry=r)
         for outcome in ("ok", "failed"):  # every series from 0 at start, as Prometheus advises: a rate() over a
             self.model_calls.labels(outcome)  # series that appears only at its first event misses that event, and
@@ -38,6 +41,13 @@ class ServiceMetrics:
         self.model_calls.labels("ok" if ok else "failed").inc()
         if ok:
             self.batch.observe(texts)
+
+    def read(self, counts: list[tuple[int, int]]) -> None:
+        """Count what the model read of each text answered: its tokens, and whether it was cut."""
+        for read, total in counts:
+            self.tokens.observe(read)
+            if total > read:
+                self.truncated.inc()
 
     def reload(self, ok: bool) -> None:
         self.reloads.labels("ok" if ok else "failed").inc()

@@ -19,6 +19,14 @@ class LoadedModel:
     pairs: bool | None
     digest: str
     metrics: dict
+    counter: Any = None  # a copy of the tokenizer for counting tokens on the event loop: the Rust tokenizer
+    # refuses to be used from two threads at once, and the model's own copy belongs to the batcher's worker
+
+    def __post_init__(self):
+        if self.counter is None:
+            import copy
+
+            self.counter = copy.deepcopy(self.classifier.tokenizer)
 
 
 def load_model(folder: str | Path, backend: str = "auto", threads: int | None = None,

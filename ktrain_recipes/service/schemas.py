@@ -1,6 +1,6 @@
 """The service's request and response bodies (pydantic), as its OpenAPI page shows them."""
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,13 +14,23 @@ def predict_request(max_batch: int) -> type[BaseModel]:
                                         max_length=max_batch)
         pairs: list[Annotated[list[str], Field(min_length=2, max_length=2)]] | None = Field(
             None, description="[first, second] text pairs (sentence-pair predictors)", max_length=max_batch)
+        truncate: bool = Field(True, description=TRUNCATE)
+        truncation_direction: Literal["right"] = Field("right", description=DIRECTION)
 
     return PredictRequest
+
+
+TRUNCATE = ("cut a text longer than the model's maxlen to its first tokens (true), or refuse the request with a 422 "
+            "naming the text and its length (false)")
+DIRECTION = ("which end is kept: 'right' cuts the end. One model call serves the texts of many requests, so the "
+             "direction cannot vary by request: 'left' is not offered")
 
 
 class Prediction(BaseModel):
     label: str
     probabilities: dict[str, float]
+    tokens: int = Field(description="tokens the model read, special tokens included (at most its maxlen)")
+    truncated: bool = Field(description="whether the text was longer than the model reads, and was cut")
 
 
 class PredictResponse(BaseModel):

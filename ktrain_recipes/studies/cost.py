@@ -31,6 +31,7 @@ class CostSettings:
     steps: int = 3              # timed training steps, after one untimed step that builds the graph
     calls: int = 20             # timed single-text calls, after warm-up
     layers: int | None = None
+    precision: str = "float32"  # or "bfloat16" / "float16": mixed precision, the head in float32 (training.precision)
     smoke: bool = False
 
     def __post_init__(self):
@@ -42,6 +43,8 @@ class CostSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise RecipesError(f"CostSettings.{name} must be a whole number of at least 1, not {value!r}")
+        if self.precision not in ("float32", "bfloat16", "float16"):
+            raise RecipesError(f"CostSettings.precision must be float32, bfloat16 or float16, not {self.precision!r}")
         if self.layers is not None and (isinstance(self.layers, bool) or not isinstance(self.layers, int)
                                         or self.layers < 1):
             raise RecipesError(f"CostSettings.layers must be None or a whole number of at least 1, not {self.layers!r}")
@@ -80,7 +83,15 @@ def measure_cost(name: str, settings: CostSettings) -> dict:
     import tensorflow as tf
     import tf_keras
 
-    model = random_classifier(name, layers=settings.layers)
+    from ktrain_recipes.training.precision import float32_head, set_policy
+
+    set_policy(settings.precision)
+    try:
+        model = random_classifier(name, layers=settings.layers)
+    finally:
+        set_policy("float32")
+    if settings.precision != "float32":
+        float32_head(model)
     total = int(sum(int(w.shape.num_elements()) for w in model.weights))
     embeddings = int(sum(int(w.shape.num_elements()) for w in model.weights
                          if "embeddings" in w.name and "embedding_hidden_mapping" not in w.name))
@@ -119,6 +130,20 @@ def measure_cost(name: str, settings: CostSettings) -> dict:
         "single_text_ms_p50": float(np.median(times)) * 1000,
         "batch_texts_per_s": settings.batch_size / batch_s,
     }
+
+
+def matmul_gflops(precision: str = "float32", size: int = 2048, repeats: int = 10) -> float:
+    """This machine's matrix-multiply rate in ``precision`` (GFLOP/s): the peak a training step is measured against."""
+    import tensorflow as tf
+
+    dtype = {"float32": tf.float32, "bfloat16": tf.bfloat16, "float16": tf.float16}[precision]
+    a = tf.random.normal((size, size), dtype=tf.float32)
+    a = tf.cast(a, dtype)
+    tf.matmul(a, a).numpy()  # warm-up
+    start = time.perf_counter()
+    for _ in range(repeats):
+        tf.matmul(a, a).numpy()
+    return 2 * size ** 3 * repeats / (time.perf_counter() - start) / 1e9
 
 
 def cost_table(settings: CostSettings | None = None):

@@ -21,6 +21,7 @@ from ktrain_recipes.inference.prediction import classify
 from ktrain_recipes.segments import takes_segment_ids
 from ktrain_recipes.predictor.staging import check_out_dir, check_space, staged_predictor
 from ktrain_recipes.inference.timing import time_inference
+from ktrain_recipes.training.precision import float32_head, set_policy
 from ktrain_recipes.training.train import (
     Checkpoint, batch_for_updates, fit_with_checkpoint, optimizer_steps, set_seed, steady_examples_per_s
 )
@@ -46,8 +47,14 @@ class Run:
 def start_run(config: RecipeConfig, dataset: LabelledTexts | None = None) -> Run:
     """The first steps of every run, before any expensive work: fill in the defaults, check ``--out``, load
     and sample the data, and check that it can train. ``dataset`` skips loading (data already in memory)."""
+    from ktrain_recipes.training.precision import choose_precision
+
     given_batch = config.batch_size is not None
     config = config.with_defaults()
+    precision, why = choose_precision(config.precision)
+    if config.precision == "auto":
+        note(f"precision: {precision} ({why})")
+        config = dataclasses.replace(config, precision=precision)  # the run's identity holds what it trains in
     if config.resume:
         check_resumable(config.out)
     out = check_out_dir(config.out, config.overwrite or config.resume)
@@ -115,8 +122,15 @@ def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None, per_e
         from ktrain_recipes.training.batching import bucket_batches
 
         trn, val_data = bucket_batches(trn, config.seed), bucket_batches(val_data, config.seed)
-    with scope(strategy):  # ktrain's FAQ: build the classifier and the learner inside the strategy's scope
-        model = t.get_classifier()
+    set_policy(config.precision)  # before the model is built: its layers keep the policy they were built under
+    try:
+        with scope(strategy):  # ktrain's FAQ: build the classifier and the learner inside the strategy's scope
+            model = t.get_classifier()
+    finally:
+        set_policy("float32")  # what this process loads later (a predictor, a teacher) computes in float32
+    if config.precision != "float32":
+        float32_head(model)
+    with scope(strategy):
         if strategy is not None:  # ktrain compiles with one optimizer shared by the process; one of the scope's
             model.compile(optimizer=tf.keras.optimizers.legacy.Adam(), loss=model.loss, metrics=["accuracy"])
         learner = ktrain.get_learner(model, train_data=trn, val_data=val_data, batch_size=batch)

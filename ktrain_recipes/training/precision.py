@@ -1,0 +1,83 @@
+"""The precision a run trains in: bfloat16 on a CPU that computes it natively, float16 on a GPU with tensor cores,
+float32 elsewhere.
+
+Mixed precision keeps every weight in float32 and computes the layers in 16 bits; the classification head (the
+logits, and so the loss and the softmax) stays in float32. The saved weights are float32, so a predictor trained
+in either precision loads, exports and serves exactly as one trained in float32. A CPU without native bfloat16
+(AVX-512 BF16 or AMX) emulates it, slower than float32: there ``auto`` keeps float32.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ktrain_recipes.config import PRECISIONS
+from ktrain_recipes.errors import RecipesError
+
+POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
+BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+
+
+def cpu_flags(cpuinfo: str | Path = "/proc/cpuinfo") -> set[str]:
+    """The instruction-set flags of this machine's first CPU (Linux); empty where /proc/cpuinfo is absent."""
+    try:
+        text = Path(cpuinfo).read_text(errors="replace")
+    except OSError:
+        return set()
+    line = next((ln for ln in text.splitlines() if ln.startswith("flags")), "")
+    return set(line.partition(":")[2].split())
+
+
+def gpu_capabilities() -> list[tuple[int, int]]:
+    """The CUDA compute capability of each GPU TensorFlow sees (none on a CPU-only machine)."""
+    import tensorflow as tf
+
+    found = []
+    for gpu in tf.config.list_physical_devices("GPU"):
+        capability = tf.config.experimental.get_device_details(gpu).get("compute_capability")
+        found.append(tuple(capability) if capability else (0, 0))
+    return found
+
+
+def choose_precision(requested: str = "auto", gpus: list[tuple[int, int]] | None = None,
+                     flags: set[str] | None = None) -> tuple[str, str]:
+    """The precision to train in, and why, in a few words.
+
+    ``gpus``: compute capabilities (default: what TensorFlow sees); ``flags``: the CPU's (default: /proc/cpuinfo).
+    """
+    if requested not in PRECISIONS:
+        raise RecipesError(f"--precision must be one of {', '.join(PRECISIONS)}, got {requested!r}")
+    if requested != "auto":
+        return requested, "as asked"
+    gpus = gpu_capabilities() if gpus is None else gpus
+    if gpus:
+        best = max(gpus)
+        if best >= (7, 0):
+            return "float16", f"a GPU with tensor cores (compute capability {best[0]}.{best[1]})"
+        return "float32", f"a GPU without tensor cores (compute capability {best[0]}.{best[1]})"
+    flags = cpu_flags() if flags is None else flags
+    native = [f for f in BF16_FLAGS if f in flags]
+    if native:
+        return "bfloat16", f"a CPU with native bfloat16 ({', '.join(native)})"
+    return "float32", "this CPU has no native bfloat16 (AVX-512 BF16 or AMX): emulated, it would be slower"
+
+
+def set_policy(precision: str, keras_module=None) -> None:
+    """Set the global dtype policy of tf_keras (the ktrain path; default) or of ``keras_module`` (Keras 3)."""
+    if keras_module is None:
+        import tf_keras
+
+        tf_keras.mixed_precision.set_global_policy(POLICIES[precision])
+    else:
+        keras_module.config.set_dtype_policy(POLICIES[precision])
+
+
+def float32_head(model) -> None:
+    """Compute a transformers TF classifier's head in float32 (its logits, and so the loss and the softmax)."""
+    import tf_keras
+
+    head = [getattr(model, name) for name in ("pre_classifier", "classifier") if hasattr(model, name)]
+    for layer in head:
+        for sub in [layer, *layer.submodules]:
+            if isinstance(sub, tf_keras.layers.Layer):
+                sub._set_dtype_policy(tf_keras.mixed_precision.Policy("float32"))  # tf_keras' own setter

@@ -1,0 +1,103 @@
+"""vLLM's classification API beside /predict (the same answers, bounds, auth and errors), and truncation a client can
+see on every route: tokens read per item, a flag when cut, a count in /metrics, and `truncate: false` refused."""
+
+import pytest
+
+from ktrain_recipes.service.app import create_app
+from ktrain_recipes.service.settings import ServiceSettings
+
+TEXTS = ["i feel so happy today", "i am terrified of the dark", "this makes me furious"]
+LONG = "i feel " + " ".join(["wonderful"] * 150)
+
+
+@pytest.fixture(scope="module")
+def client(exported):
+    from fastapi.testclient import TestClient
+
+    with TestClient(create_app(ServiceSettings(str(exported), max_batch=8, max_chars=2000, max_body_bytes=20000,
+                                               reload_interval=0))) as c:
+        yield c
+
+
+def vllm_classify(client, path: str, model: str | None, inputs) -> dict:
+    """A client written against vLLM's documented /classify format (docs.vllm.ai, "Classification API")."""
+    body = {"input": inputs} if model is None else {"model": model, "input": inputs}
+    response = client.post(path, json=body)
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert answer["object"] == "list" and answer["id"].startswith("classify-") and isinstance(answer["created"], int)
+    assert answer["usage"]["completion_tokens"] == 0
+    assert answer["usage"]["prompt_tokens"] == answer["usage"]["total_tokens"] == sum(d["tokens"] for d in answer["data"])
+    return answer
+
+
+@pytest.mark.parametrize("path", ["/classify", "/v1/classify"])
+def test_classify_answers_as_vllm_does_and_as_predict_does(client, path):
+    listed = client.get("/v1/models").json()
+    assert listed["object"] == "list" and len(listed["data"]) == 1
+    model, labels = listed["data"][0]["id"], listed["data"][0]["labels"]
+    answer = vllm_classify(client, path, model, TEXTS)
+    predicted = client.post("/predict", json={"texts": TEXTS}).json()["predictions"]
+    assert answer["model"] == model and [d["index"] for d in answer["data"]] == [0, 1, 2]
+    for item, same in zip(answer["data"], predicted):
+        assert item["num_classes"] == len(labels) == len(item["probs"])
+        assert item["label"] == same["label"] == labels[max(range(len(labels)), key=item["probs"].__getitem__)]
+        assert item["probs"] == pytest.approx([same["probabilities"][name] for name in labels], abs=1e-6)
+        assert item["tokens"] == same["tokens"] and item["truncated"] is same["truncated"] is False
+
+
+def test_classify_takes_one_text_and_may_leave_the_model_out(client):
+    answer = vllm_classify(client, "/classify", None, "i feel so happy today")
+    assert len(answer["data"]) == 1 and answer["data"][0]["index"] == 0
+
+
+@pytest.mark.parametrize("body, status, words", [
+    ({"model": "another-model", "input": ["hi there"]}, 404, "is not served here"),
+    ({"input": []}, 422, "is empty"),
+    ({"input": ["   "]}, 422, "input[0] is empty"),
+    ({"input": [1, 2]}, 422, "input"),
+    ({"model": "x"}, 422, "input"),
+    (b'{"input": ["ok", "\\ud800"]}', 422, "input[1]"),
+])
+def test_classify_errors_are_predicts_json_errors(client, body, status, words):
+    response = (client.post("/classify", content=body, headers={"content-type": "application/json"})
+                if isinstance(body, bytes) else client.post("/classify", json=body))
+    assert response.status_code == status and set(response.json()) == {"error"}, response.text
+    assert words in response.json()["error"] and "\n" not in response.json()["error"]
+
+
+def test_truncation_is_reported_per_item_counted_and_refusable(client):
+    meta = client.get("/metadata").json()
+    before = client.get("/metrics").text
+    answer = client.post("/predict", json={"texts": [TEXTS[0], LONG]}).json()["predictions"]
+    assert answer[0]["truncated"] is False and answer[0]["tokens"] < meta["maxlen"]
+    assert answer[1]["truncated"] is True and answer[1]["tokens"] == meta["maxlen"]
+    refused = client.post("/predict", json={"texts": [TEXTS[0], LONG], "truncate": False})
+    assert refused.status_code == 422 and "texts[1] is" in refused.json()["error"]
+    assert f"over this model's {meta['maxlen']}" in refused.json()["error"]
+    also = client.post("/classify", json={"input": [LONG], "truncate": False})
+    assert also.status_code == 422 and "input[0] is" in also.json()["error"]
+    cut = vllm_classify(client, "/classify", None, [LONG])["data"][0]
+    assert cut["truncated"] is True and cut["tokens"] == meta["maxlen"]
+    after = client.get("/metrics").text
+
+    def count(text: str) -> float:
+        line = next((ln for ln in text.splitlines() if ln.startswith("ktrain_recipes_truncated_texts_total")), "x 0")
+        return float(line.split()[-1])
+
+    assert count(after) - count(before) == 2  # the two cut texts answered; the refused ones were not
+    assert "ktrain_recipes_tokens_read_bucket" in after
+    left = client.post("/predict", json={"texts": ["hi"], "truncation_direction": "left"})
+    assert left.status_code == 422 and "right" in left.json()["error"]
+
+
+def test_classify_is_behind_the_api_key(exported):
+    from fastapi.testclient import TestClient
+
+    key = exported.parent / "key"
+    key.write_text("s3cret-key-for-tests")
+    with TestClient(create_app(ServiceSettings(str(exported), api_key_file=str(key), reload_interval=0))) as c:
+        assert c.post("/classify", json={"input": ["hi there"]}).status_code == 401
+        ok = c.post("/v1/classify", json={"input": ["hi there"]},
+                    headers={"authorization": "Bearer s3cret-key-for-tests"})
+        assert ok.status_code == 200
