@@ -33,6 +33,7 @@ _PUBLIC = {
     "inference.onnx_inference": ["export_onnx"],
     "studies.params": ["albert_arithmetic", "parameter_table"],
     "studies.cost": ["CostSettings", "cost_table"],
+    "training.precision": ["float32_output", "use_precision"],
     "studies.finetuned": ["PUBLISHED", "compare_finetuned", "published_models", "published_table", "wrap_finetuned"],
     "plots": ["plot_confusion_matrix", "plot_history", "plot_label_distribution", "plot_latency_vs_accuracy",
               "plot_lr_find",

@@ -7,7 +7,7 @@
 # results, and use the saved predictor. With `data=None` it reads the folder `$EMOTION_DATA` names if it is set,
 # else downloads emotion from the Hugging Face hub, else (no hub) uses the 2,000-text slice shipped with
 # `ktrain_recipes` and says so. On so few texts the run takes batch 8 instead of 32 (it says so too), so that its 3
-# epochs make 600 weight updates, and scores lower: SLICE_DEMO
+# epochs make 600 weight updates, and scores lower: 0.8550
 # ([the run](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/slice/demo.json)). The model needs no
 # download: MiniLM comes from PyPI (below). Notebook 01 takes the same steps one ktrain call at a time, with every
 # output; 02 does so with a base-size model, and 03 compares BERT, RoBERTa, DistilBERT and ALBERT.
@@ -21,7 +21,7 @@
 #   and classify new texts.
 #
 # **What it needs.**
-# A CPU is enough. On a 2-core CPU with no GPU the committed run trained for QS_SECONDS s (shown below, alone on the
+# A CPU is enough. On a 2-core CPU with no GPU the committed run trained for 957 s (shown below, with other work on the
 # CPU); a Colab GPU takes a few minutes.
 
 # %% tags=["install"]

@@ -54,7 +54,7 @@ pd.set_option("display.precision", 3)
 # we committed in `docs/results.json`, and says so.
 
 # %%
-table = kr.compare_runs(RUNS, fallback=kr.committed_results())
+table = kr.compare_runs(RUNS, committed=kr.committed_results())
 table
 
 # %% [markdown]

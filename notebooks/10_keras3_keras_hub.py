@@ -87,10 +87,13 @@ f"{len(train[0]):,} training texts, {len(val[0]):,} validation texts, labels {ds
 
 # %%
 keras.utils.set_random_seed(config.seed)
+precision = kr.use_precision(config.precision, keras)  # before the model is built: bfloat16 only where native
 preset = kr.keras_hub_preset(config.model)
 preprocessor = keras_hub.models.BertTextClassifierPreprocessor.from_preset(preset, sequence_length=config.maxlen)
 model = keras_hub.models.BertTextClassifier.from_preset(preset, num_classes=len(ds.label_names),
                                                         preprocessor=preprocessor, activation=None)
+if precision != "float32":
+    kr.float32_output(model)  # the logits, the loss and the softmax stay in float32
 f"{model.count_params():,} parameters"
 
 # %% [markdown]

@@ -35,6 +35,20 @@ def test_a_fresh_machine_gets_the_committed_results_and_is_told(tmp_path, capsys
         compare_runs(tmp_path / "none")
 
 
+def test_the_record_joins_your_runs_each_named_as_such(tiny_predictor, tmp_path):
+    import json
+    import shutil
+
+    shutil.copytree(tiny_predictor, tmp_path / "runs" / "mine")
+    table = compare_runs(tmp_path / "runs", committed=DOCS / "results.json")
+    record = json.loads((DOCS / "results.json").read_text())["runs"]
+    assert set(table.index) == {"mine", *(f"{name} (record)" for name in record)}
+    assert table.loc["quickstart-3ep (record)", "train_seconds"] == record["quickstart-3ep"]["train_seconds"]
+    assert list(table["accuracy"]) == sorted(table["accuracy"], reverse=True)
+    alone = compare_runs(tmp_path / "empty", committed=DOCS / "results.json")
+    assert len(alone) == len(record)
+
+
 def test_compare_writes_csv_and_json(tiny_predictor, tmp_path):
     import pandas as pd
 

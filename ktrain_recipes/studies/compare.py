@@ -29,13 +29,25 @@ def committed_results() -> str | None:
     return str(path) if path.is_file() else None
 
 
-def compare_runs(folder: str | os.PathLike = "runs", fallback: str | os.PathLike | None = None) -> pd.DataFrame:
+def compare_runs(folder: str | os.PathLike = "runs", fallback: str | os.PathLike | None = None,
+                 committed: str | os.PathLike | None = None) -> pd.DataFrame:
     """Return one row per saved predictor under ``folder``, read from the metrics.json each run wrote.
 
     Args:
       folder: holds one predictor folder per run.
       fallback: a results file (like docs/results.json) to show, saying so, when ``folder`` holds no runs.
+      committed: a results file whose runs join the table beside ``folder``'s, each named "<run> (record)".
     """
+    if committed and Path(committed).is_file():
+        recorded = pd.DataFrame.from_dict(json.loads(Path(committed).read_text())["runs"], orient="index")
+        recorded.index = [f"{name} (record)" for name in recorded.index]
+        recorded = recorded[COLUMNS + ["labels"]]
+        try:
+            local = compare_runs(folder)
+        except RecipesError:  # no runs of your own yet: the record alone
+            local = recorded.iloc[:0]
+        local = local if "smoke" in local else local.assign(smoke=False)
+        return without_plumbing(pd.concat([local, recorded]).sort_values("accuracy", ascending=False))
     paths = sorted(Path(folder).glob(f"*/{METRICS}"))
     if not paths and fallback and Path(fallback).is_file():
         content = json.loads(Path(fallback).read_text())

@@ -81,3 +81,19 @@ def float32_head(model) -> None:
         for sub in [layer, *layer.submodules]:
             if isinstance(sub, tf_keras.layers.Layer):
                 sub._set_dtype_policy(tf_keras.mixed_precision.Policy("float32"))  # tf_keras' own setter
+
+
+def use_precision(requested: str = "auto", keras_module=None) -> str:
+    """Choose the precision (``choose_precision``), say which and why, and set it as the global dtype policy of
+    tf_keras, or of ``keras_module`` (Keras 3) before a model is built there. Returns the precision chosen; after a
+    mixed one, ``float32_output`` keeps a Keras 3 model's logits in float32."""
+    chosen, why = choose_precision(requested)
+    print(f"precision: {chosen} ({why})")  # on stdout: a notebook keeps it in the cell's output
+    set_policy(chosen, keras_module)
+    return chosen
+
+
+def float32_output(model, layer: str = "output_dense") -> None:
+    """A Keras 3 (KerasHub) classifier's output layer computes in float32: its logits, the loss and the softmax."""
+    if hasattr(model, layer):
+        getattr(model, layer).dtype_policy = "float32"
