@@ -303,11 +303,16 @@ class RecipeConfig:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, (str, os.PathLike)) or not str(value).strip()):
                 raise RecipesError(f"--{name.replace('_', '-')} must be a non-empty name or left out, got {value!r}")
-        if self.labels is not None and (isinstance(self.labels, str) or len(self.labels) < 2):
-            raise RecipesError(f"--labels must name at least two labels, got {self.labels!r}")
+        for name in ("lr_find", "bucketing", "smoke", "overwrite", "resume", "keep_checkpoint"):
+            if not isinstance(getattr(self, name), bool):  # "False" from YAML or the environment is true
+                raise RecipesError(f"--{name.replace('_', '-')} must be True or False, got {getattr(self, name)!r}")
         if self.labels is not None and not isinstance(self.labels, (list, tuple)):  # a set has no order
             raise RecipesError(f"--labels must be a list, in the order of the model's outputs; got a "
                                f"{type(self.labels).__name__} ({self.labels!r}), whose order is not fixed")
+        if self.labels is not None and len(self.labels) < 2:
+            raise RecipesError(f"--labels must name at least two labels, got {self.labels!r}")
+        if self.labels is not None and not all(isinstance(n, str) and n.strip() for n in self.labels):
+            raise RecipesError(f"--labels must be names (non-empty strings), got {self.labels!r}")
 
     def settings(self) -> dict:
         """Return the settings as a plain dict (what metrics.json records)."""

@@ -188,3 +188,46 @@ def test_export_refuses_when_a_new_save_lands_while_it_converts(copy, monkeypatc
     monkeypatch.setattr(onnx_convert, "convert_in_child", convert)
     export_onnx(copy)  # run again on the new predictor: it exports
     assert any(name.endswith(".onnx") for name in read_manifest(copy)["files"])
+
+
+def test_writers_lock_beside_the_folder_so_other_tmpdirs_and_users_cannot_miss_or_hold_it(tmp_path):
+    """Two writers of one folder exclude each other whatever their $TMPDIR; the lock is a file beside the folder
+    (never in a shared temporary folder that another user could create first); anything but a file there is refused."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from ktrain_recipes.errors import RecipesError
+    from ktrain_recipes.predictor.swaps import writers_lock
+
+    out = tmp_path / "p[1]"
+    script = ("import sys, time; from pathlib import Path; from ktrain_recipes.predictor.swaps import writers_lock\n"
+              "with writers_lock(Path(sys.argv[1])):\n    print(time.monotonic(), flush=True)\n")
+    other_tmp = tmp_path / "other-tmp"
+    other_tmp.mkdir()
+    with writers_lock(out):
+        assert (tmp_path / ".p[1].lock").is_file() and oct((tmp_path / ".p[1].lock").stat().st_mode)[-3:] == "600"
+        child = subprocess.Popen([sys.executable, "-c", script, str(out)], stdout=subprocess.PIPE, text=True,
+                                 env={**os.environ, "TMPDIR": str(other_tmp)})
+        time.sleep(2)
+        released = time.monotonic()
+    taken = float(child.communicate(timeout=60)[0])
+    assert taken >= released  # the other writer waited for this one
+    (tmp_path / ".q.lock").unlink(missing_ok=True)
+    os.mkfifo(tmp_path / ".q.lock")
+    start = time.monotonic()
+    with pytest.raises(RecipesError, match="not a regular file"):
+        with writers_lock(tmp_path / "q"):
+            pass
+    assert time.monotonic() - start < 5
+
+
+def test_a_killed_swap_of_a_folder_whose_name_is_a_glob_pattern_is_recovered(tmp_path):
+    from ktrain_recipes.predictor.swaps import HOST, recover
+
+    old = tmp_path / f".p[1].old-{HOST}-999999999"  # a writer that no longer runs
+    old.mkdir()
+    (old / "manifest.json").write_text("{}")
+    recover(tmp_path / "p[1]")
+    assert (tmp_path / "p[1]" / "manifest.json").is_file() and not old.exists()

@@ -35,7 +35,10 @@ class Hooks(tf.keras.callbacks.Callback):
 
 
 def hooked(*args, callbacks=None, **kwargs):
-    return fit(*args, callbacks=(callbacks or []) + [Hooks()], **kwargs)
+    record = fit(*args, callbacks=(callbacks or []) + [Hooks()], **kwargs)
+    if os.environ.get("KILL_AT") == "after-fit":  # every epoch done: killed in the final validation and save
+        os.kill(os.getpid(), signal.SIGKILL)
+    return record
 
 
 recipe.fit_with_checkpoint = hooked
@@ -98,6 +101,24 @@ def test_a_run_killed_in_epoch_2_resumes_mid_schedule_as_if_never_cut(tiny_model
     assert float(np.abs(np.asarray(p_whole) - np.asarray(p_cut)).max()) < 0.01
     assert abs(a["accuracy"] - b["accuracy"]) <= 1 / len(texts) + 1e-9, (a["accuracy"], b["accuracy"])
     assert not (tmp_path / ".cut.resume").exists()  # a finished run removes its checkpoint
+
+
+@pytest.mark.slow
+def test_a_run_killed_after_its_last_epoch_resumes_and_finishes_the_save(tiny_models, small_data, tmp_path):
+    common = ["--model", tiny_models["bert"], "--data", str(small_data), "--epochs", "2", "--batch-size", "16",
+              "--lr", "1e-3", "--seed", "5"]
+    whole = train(common + ["--out", str(tmp_path / "whole")], tmp_path / "whole.lr")
+    assert whole.returncode == 0, whole.stderr[-2000:]
+    out = ["--out", str(tmp_path / "cut")]
+    cut = train(common + out, tmp_path / "cut.lr", kill_at="after-fit")
+    assert cut.returncode == -9 and not (tmp_path / "cut").exists()
+    resumed = train(common + out + ["--resume"], tmp_path / "resumed.lr")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert "orig_base_lr" not in resumed.stderr and "Traceback" not in resumed.stderr
+    assert not (tmp_path / "resumed.lr").exists() or steps(tmp_path / "resumed.lr") == []  # nothing trained again
+    a, b = (json.loads((tmp_path / name / "metrics.json").read_text()) for name in ("whole", "cut"))
+    assert b["epochs_completed"] == 2 and b["optimizer_steps"] == a["optimizer_steps"]
+    assert abs(a["accuracy"] - b["accuracy"]) <= 1 / b["n"] + 1e-9
 
 
 def test_the_data_order_depends_on_the_epoch_only(tiny_models, small_data):

@@ -22,6 +22,13 @@ from ktrain_recipes.errors import RecipesError, note
 HOST = socket.gethostname().replace("-", "_")
 
 
+def siblings(out: Path, kind: str) -> list[Path]:
+    """The hidden siblings of ``out`` a save leaves (``.NAME.old-*``, ``.NAME.partial-*``), found by name, not by a
+    glob pattern: a folder named ``p[1]`` would be read as a pattern and never found."""
+    prefix = f".{out.name}.{kind}-"
+    return [p for p in out.parent.iterdir() if p.name.startswith(prefix)] if out.parent.is_dir() else []
+
+
 def check_writable(parent: Path) -> None:
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -91,7 +98,7 @@ def recover(out: Path) -> None:
     out = Path(out)
     if out.exists() or not out.parent.is_dir():
         return
-    for old in sorted(out.parent.glob(f".{out.name}.old-*")):
+    for old in sorted(siblings(out, "old")):
         owner = _owner(old, out.name)
         if owner and not _alive(*owner):
             old.rename(out)
@@ -104,7 +111,7 @@ def clean_litter(out: Path) -> None:
     out = Path(out)
     recover(out)
     removed = []
-    for path in list(out.parent.glob(f".{out.name}.partial-*")) + list(out.parent.glob(f".{out.name}.old-*")):
+    for path in list(siblings(out, "partial")) + list(siblings(out, "old")):
         owner = _owner(path, out.name)
         if owner and not _alive(*owner):
             if path.is_dir():
@@ -119,19 +126,28 @@ def clean_litter(out: Path) -> None:
 @contextmanager
 def writers_lock(out: Path) -> Iterator[None]:
     """Hold the lock every writer of ``out`` takes for its last check and its swap, so that two commands saving into
-    one folder (``train --overwrite`` and ``export``) never interleave there. The lock file is named for the folder's
-    real path in the temporary folder, not beside the predictor, where it would be litter."""
-    import hashlib
+    one folder (``train --overwrite`` and ``export``) never interleave there. The lock file lives beside the folder
+    it protects (``.NAME.lock`` in its parent, which every writer must be able to write anyway), not in a shared
+    temporary folder: writers with different $TMPDIRs exclude each other, and no other user of the machine can create
+    or hold it. Opened without following a link; anything but a regular file there is refused."""
+    import stat
 
-    key = hashlib.sha256(os.path.realpath(out).encode()).hexdigest()[:24]
-    folder = Path(tempfile.gettempdir()) / "ktrain-recipes-locks"
-    folder.mkdir(mode=0o777, exist_ok=True)
-    with open(folder / f"{key}.lock", "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    path = Path(os.path.realpath(out)).parent / f".{Path(out).name}.lock"
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+    except OSError as exc:
+        raise RecipesError(f"cannot open the writers' lock '{path}' ({exc.strerror}): remove it if it is not a "
+                           "file, or choose another --out") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise RecipesError(f"the writers' lock '{path}' is not a regular file: remove it")
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             yield
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def swap_into_place(stage: Path, out: Path) -> None:
@@ -153,7 +169,7 @@ def swap_into_place(stage: Path, out: Path) -> None:
 def swap_in_progress(out: str | os.PathLike) -> bool:
     """True while another live process is between the two renames of a swap (``out`` moved aside)."""
     out = Path(out)
-    for old in out.parent.glob(f".{out.name}.old-*"):
+    for old in siblings(out, "old"):
         owner = _owner(old, out.name)
         if owner and _alive(*owner):
             return True

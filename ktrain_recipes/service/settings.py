@@ -62,6 +62,10 @@ class ServiceSettings:
                 "local Ray started for the service", "parse": str})
 
     def __post_init__(self) -> None:
+        for name in ("api_key_file", "cors_origin", "ray_address"):  # a number would be read as a file descriptor
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                raise RecipesError(f"--{name.replace('_', '-')} must be a non-empty string or left out, got {value!r}")
         if self.backend not in BACKENDS:
             raise RecipesError(f"--backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
         if self.engine not in ENGINES:

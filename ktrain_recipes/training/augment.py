@@ -18,6 +18,8 @@ def augment(texts: list, copies: int, seed: int = 0, mask_token: str = "[MASK]",
     the copies of the first text, then of the second, and so on. Seeded: the same call gives the same copies.
     Settings out of range are refused with one line (a string for ``texts`` would give one copy per character)."""
     _check(texts, copies, p_mask, p_replace, p_drop, p_ngram, window)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
+        raise RecipesError(f"augment's seed must be a whole number from 0 to 2**32 - 1, got {seed!r}")
     rng = np.random.default_rng(seed)
     vocabulary = sorted({w for t in texts for part in (t if isinstance(t, tuple) else (t,)) for w in part.split()})
     out = []

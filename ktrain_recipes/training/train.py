@@ -280,9 +280,14 @@ def resumed_schedule(resume):
 
     class ResumedCyclicLR(original):
         def on_train_begin(self, logs=None):
+            initial = self.base_lr
+            # ktrain's on_train_begin sets orig_base_lr, which the cycle's last step reads: the replay reaches that
+            # step when the run was cut after its last epoch (before the save)
+            self.orig_base_lr = initial
             for _ in range(resume.steps_done):
                 self.on_batch_end(None)
             super().on_train_begin(logs)
+            self.orig_base_lr = initial  # as in the run that was never cut
 
     triangular.CyclicLR = ResumedCyclicLR
     try:
