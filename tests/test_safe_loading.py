@@ -229,3 +229,35 @@ def test_folders_whose_files_disagree_are_refused_at_load(exported, tmp_path):
         for load in (kr.load_checked_predictor, lambda f: kr.open_predictor(f, int8=True)):
             with pytest.raises(RecipesError, match=message):
                 load(folder)
+
+
+@pytest.mark.parametrize("where", ["manifest.json", "metrics.json"])
+def test_a_fifo_in_a_predictor_folder_is_refused_at_once_by_every_reader(tiny_predictor, tmp_path, where):
+    """serve --backend auto, compare, train --resume and train --overwrite read these files: none waits on a FIFO."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import time
+
+    folder = tmp_path / "pred"
+    shutil.copytree(tiny_predictor, folder)
+    (folder / where).unlink()
+    os.mkfifo(folder / where)
+    start = time.monotonic()
+    from ktrain_recipes.predictor.manifest import listed_files, read_metrics, unchecked_manifest
+    from ktrain_recipes.errors import RecipesError
+
+    if where == "manifest.json":
+        assert listed_files(folder) == set() and unchecked_manifest(folder) == {}
+        from ktrain_recipes.service.model import load_model
+
+        with pytest.raises(RecipesError):
+            load_model(folder, "auto")
+    else:
+        with pytest.raises(RecipesError, match="not readable JSON"):
+            read_metrics(folder)
+        result = subprocess.run([sys.executable, "-m", "ktrain_recipes", "compare", "--runs", str(tmp_path)],
+                                capture_output=True, text=True, timeout=60)
+        assert "Traceback" not in result.stderr
+    assert time.monotonic() - start < 30

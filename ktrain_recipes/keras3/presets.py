@@ -58,8 +58,13 @@ def bert_names(folder: Path) -> Path:
 
     from ktrain_recipes.models import ST_FILES, cache_dir, folder_slug
 
+    from ktrain_recipes.model_safety import read_config_file
+
     try:
-        config = json.loads((folder / "config.json").read_text())
+        config = read_config_file(folder / "config.json")  # a regular file only: a FIFO is refused at once
+    except RecipesError as exc:
+        raise RecipesError(f"'{folder}' has no readable config.json ({exc}): give the folder of a Hugging Face "
+                           "checkpoint (config.json, model.safetensors, vocab.txt)") from None
     except (OSError, ValueError) as exc:
         raise RecipesError(f"'{folder}' has no readable config.json ({type(exc).__name__}): give the folder of a "
                            "Hugging Face checkpoint (config.json, model.safetensors, vocab.txt)") from None

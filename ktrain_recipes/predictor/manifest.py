@@ -205,7 +205,7 @@ def unchecked_manifest(folder: str | os.PathLike) -> dict:
     """A folder's manifest.json as it is, without checking any hash; {} when there is none or it is not an object
     (to choose how to load a folder, or to see whether another save replaced it)."""
     try:
-        manifest = json.loads((Path(folder) / MANIFEST).read_bytes())
+        manifest = json.loads(read_regular(Path(folder) / MANIFEST))  # never blocks on a FIFO
     except (OSError, ValueError):
         return {}
     return manifest if isinstance(manifest, dict) else {}
@@ -226,7 +226,7 @@ def read_metrics(folder: str | os.PathLike) -> dict:
     """
     path = Path(folder) / METRICS
     try:
-        metrics = json.loads(path.read_text())
+        metrics = json.loads(read_regular(path, 64 * MAX_MANIFEST_BYTES))  # never blocks on a FIFO
     except FileNotFoundError:
         raise RecipesError(f"'{folder}' has no {METRICS}: pass a predictor folder written by train") from None
     except (OSError, ValueError) as exc:

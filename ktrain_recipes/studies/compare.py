@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from ktrain_recipes.errors import RecipesError, note
-from ktrain_recipes.predictor.manifest import METRICS, folder_size_mb, read_metrics
+from ktrain_recipes.predictor.manifest import METRICS, folder_size_mb, read_metrics, read_regular
 
 COLUMNS = ["model_id", "accuracy", "macro_f1", "train_seconds", "latency_p50_ms", "throughput_per_s",
            "params_m", "size_mb", "n_train", "epochs", "maxlen", "smoke"]
@@ -39,7 +39,7 @@ def compare_runs(folder: str | os.PathLike = "runs", fallback: str | os.PathLike
       committed: a results file whose runs join the table beside ``folder``'s, each named "<run> (record)".
     """
     if committed and Path(committed).is_file():
-        recorded = pd.DataFrame.from_dict(json.loads(Path(committed).read_text())["runs"], orient="index")
+        recorded = pd.DataFrame.from_dict(json.loads(read_regular(Path(committed)))["runs"], orient="index")
         recorded.index = [f"{name} (record)" for name in recorded.index]
         recorded = recorded[COLUMNS + ["labels"]]
         try:
@@ -50,7 +50,7 @@ def compare_runs(folder: str | os.PathLike = "runs", fallback: str | os.PathLike
         return without_plumbing(pd.concat([local, recorded]).sort_values("accuracy", ascending=False))
     paths = sorted(Path(folder).glob(f"*/{METRICS}"))
     if not paths and fallback and Path(fallback).is_file():
-        content = json.loads(Path(fallback).read_text())
+        content = json.loads(read_regular(Path(fallback)))
         note(f"no runs under '{folder}' yet: showing the results committed in {fallback}. {content['about']}")
         return without_plumbing(pd.DataFrame.from_dict(content["runs"], orient="index")[COLUMNS + ["labels"]])
     if not paths:

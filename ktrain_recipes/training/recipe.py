@@ -79,9 +79,11 @@ def check_resumable(out: str | None) -> None:
     out = Path(out or "")
     if Checkpoint(out, {}).exists():
         return
+    from ktrain_recipes.predictor.manifest import read_metrics
+
     try:
-        done = json.loads((out / "metrics.json").read_text())
-    except (OSError, ValueError):
+        done = read_metrics(out)  # a regular file only: a FIFO there is refused, never waited on
+    except RecipesError:
         done = None
     if isinstance(done, dict) and not done.get("interrupted"):
         raise RecipesError(f"'{out}' holds a finished run ({done.get('epochs_completed')} epochs): nothing to resume; "
