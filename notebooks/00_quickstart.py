@@ -23,6 +23,9 @@
 # **What it needs.**
 # A CPU is enough. On a 2-core CPU with no GPU the committed run trained for 957 s (shown below, with other work on the
 # CPU); a Colab GPU takes a few minutes.
+#
+# Every notebook's time and results in one page:
+# [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per

@@ -20,6 +20,9 @@
 # **What it needs.** A CPU and about 5 minutes. The hub is used only where it says so (RoBERTa's and ALBERT's
 # tokenizers); without it those cells say what they would show.
 #
+# Every notebook's time and results in one page:
+# [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
+#
 # **What you will see.** The outputs of a real run on a 2-core AMD EPYC CPU with AVX-512 (no bfloat16) and no GPU.
 
 # %% tags=["install"]

@@ -17,6 +17,9 @@
 #
 # **What it needs.**
 # Saved runs (00 makes one on a CPU); scoring the published models needs the hub and a few minutes each on a CPU.
+#
+# Every notebook's time and results in one page:
+# [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per

@@ -17,6 +17,9 @@
 #
 # **What it needs.**
 # A CPU and a saved predictor (00_quickstart's; without one it trains a small one first, a few minutes on a CPU).
+#
+# Every notebook's time and results in one page:
+# [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per

@@ -21,6 +21,9 @@
 # below trained for 630 s), a few on a Colab GPU. The other tasks, on every training row, take hours on a CPU: their
 # figures come from our full runs, committed with the project.
 #
+# Every notebook's time and results in one page:
+# [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
+#
 # **What you will see.** The outputs below are those of a real run on a 2-core CPU: justice trained with ktrain's
 # calls in the open and scored by exact match, then set beside our full runs of every task and the paper's
 # leaderboard.

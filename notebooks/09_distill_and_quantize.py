@@ -35,6 +35,9 @@
 # validation texts in a grid of T {2, 7} x alpha {0.1, 0.5} for a MiniLM teacher; our full runs with this teacher,
 # on two seeds, are in [docs/results.md: MPNet-base teaches
 # MiniLM](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md#mpnet-base-teaches-minilm).
+#
+# Every notebook's time and results in one page:
+# [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per

@@ -20,6 +20,9 @@
 # notebook installs nothing (no restart). On a 2-core CPU with no GPU, the three epochs take about half an hour
 # (1,997 s in the run below, with another training run sharing the CPU); a few minutes on a GPU.
 #
+# Every notebook's time and results in one page:
+# [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
+#
 # **What you will see.** The outputs below are those of a real run on all of emotion, on a 2-core AMD EPYC CPU with
 # no GPU.
 

@@ -16,8 +16,9 @@ def stage(out: Path) -> Path:
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     shutil.copy(ROOT / "README.md", out / "index.md")
-    for folder, pattern in [("docs", "*.md"), ("docs", "*.json"), ("notebooks", "[0-9]*.ipynb"), ("assets", "*.png")]:
-        (out / folder).mkdir(exist_ok=True)
+    for folder, pattern in [("docs", "*.md"), ("docs", "*.json"), ("docs/stylesheets", "*.css"),
+                            ("notebooks", "[0-9]*.ipynb"), ("assets", "*.png")]:
+        (out / folder).mkdir(parents=True, exist_ok=True)
         for path in sorted((ROOT / folder).glob(pattern)):
             shutil.copy(path, out / folder / path.name)
     # other files the pages link to (a data slice's SOURCE.md, a test, a script): copied as they are
@@ -31,7 +32,29 @@ def stage(out: Path) -> Path:
                 if not copy.exists():
                     copy.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copy(source, copy)
+    for notebook in sorted((out / "notebooks").glob("*.ipynb")):  # last: the files linked above are staged now
+        notebook.write_text(site_links(notebook.read_text(), out))
     return out
+
+
+REPO = "https://github.com/ktrain-recipes/ktrain-recipes/blob/main/"
+
+
+def site_links(text: str, out: Path) -> str:
+    """A notebook's links to this repository's pages, as links inside the site where the site has the page: on
+    GitHub and Colab the notebooks link to GitHub, which on the site would leave it (and go nowhere offline). A
+    notebook's page is notebooks/NAME/, so the site's other pages are one folder further up."""
+    def local(match: re.Match) -> str:
+        path, anchor = match.group(1), match.group(2) or ""
+        if path.endswith(".md") and (out / path).is_file():
+            return "../../" + path.removesuffix(".md") + "/" + anchor
+        if path.startswith("notebooks/") and path.endswith(".ipynb") and (out / path).is_file():
+            return "../" + Path(path).stem + "/" + anchor
+        if (out / path).is_file():  # a record the site carries (a JSON file a run wrote)
+            return "../../" + path + anchor
+        return match.group(0)
+
+    return re.sub(re.escape(REPO) + r"([\w./-]+)(#[\w-]*)?", local, text)
 
 
 if __name__ == "__main__":

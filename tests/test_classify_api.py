@@ -27,7 +27,8 @@ def vllm_classify(client, path: str, model: str | None, inputs) -> dict:
     answer = response.json()
     assert answer["object"] == "list" and answer["id"].startswith("classify-") and isinstance(answer["created"], int)
     assert answer["usage"]["completion_tokens"] == 0
-    assert answer["usage"]["prompt_tokens"] == answer["usage"]["total_tokens"] == sum(d["tokens"] for d in answer["data"])
+    tokens = sum(d["tokens"] for d in answer["data"])
+    assert answer["usage"]["prompt_tokens"] == answer["usage"]["total_tokens"] == tokens
     return answer
 
 

@@ -82,7 +82,7 @@ def test_every_notebook_page_reads_in_a_browser(site):
     from servers import chromium
 
     pages = path_pages()
-    assert len(pages) == 11
+    assert len(pages) == 9
     with sync_playwright() as p:
         browser = chromium(p)
         page = browser.new_page(viewport={"width": 1200, "height": 900})
@@ -100,3 +100,60 @@ def test_every_notebook_page_reads_in_a_browser(site):
             assert "fetch this project" not in text, f"{name}: the install cell shows"
             assert following == 1, f"{name}: no link to the next page"
         browser.close()
+
+
+# what the browser finds on a page: blocks wider than their column (a reader would scroll sideways), CI cell tags
+# shown, and links to this repository's files on GitHub
+PAGE_CHECK = """() => {
+  const wide = [];
+  for (const el of document.querySelectorAll('.md-content pre, .md-content table, .md-content .md-typeset__scrollwrap,'
+                                             + ' .md-content .jp-OutputArea-output, .md-content .highlight')) {
+    if (el.offsetParent !== null && el.scrollWidth > el.clientWidth + 2) {
+      wide.push(el.tagName + ' ' + el.scrollWidth + ' px in ' + el.clientWidth + ' px');
+    }
+  }
+  const tags = Array.from(document.querySelectorAll('.cell-tag')).filter(e => e.offsetParent !== null).length;
+  const repo = Array.from(document.querySelectorAll('a[href*="github.com/ktrain-recipes/ktrain-recipes/blob/main/"]'))
+    .map(a => a.href.split('/blob/main/')[1].split('#')[0]);
+  return {wide, tags, repo};
+}"""
+
+
+def site_has(site: Path, path: str) -> bool:
+    """Whether the built site carries the repository file ``path`` (a page of it, or the file itself)."""
+    stem = path.removesuffix(".md").removesuffix(".ipynb")
+    return (site / path).is_file() or (site / stem / "index.html").is_file() or \
+        (path == "README.md" and (site / "index.html").is_file())
+
+
+@pytest.mark.browser
+def test_every_page_fits_1280_by_800_shows_no_ci_tag_and_keeps_its_links_on_the_site(site):
+    from playwright.sync_api import sync_playwright
+
+    from servers import chromium
+
+    pages = sorted(p for p in site.rglob("index.html") if "search" not in p.parts)
+    assert len(pages) >= 25
+    problems = []
+    with sync_playwright() as p:
+        browser = chromium(p)
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        for path in pages:
+            page.goto(path.as_uri())
+            found = page.evaluate(PAGE_CHECK)
+            name = str(path.relative_to(site))
+            problems += [f"{name}: {w} (scrolls sideways)" for w in found["wide"]]
+            problems += [f"{name}: {found['tags']} CI cell tag(s) shown"] if found["tags"] else []
+            problems += [f"{name}: links to GitHub for {r}, which the site has" for r in found["repo"]
+                         if site_has(site, r)]
+        browser.close()
+    assert problems == []
+
+
+def test_the_page_of_what_to_expect_is_linked_from_readme_and_every_notebook():
+    import nbformat
+
+    assert "docs/expect.md" in (ROOT / "README.md").read_text()
+    for path in sorted((ROOT / "notebooks").glob("[0-9]*.ipynb")):
+        prose = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown")
+        assert "docs/expect.md" in prose, f"{path.name} does not link docs/expect.md"

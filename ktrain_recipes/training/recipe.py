@@ -74,7 +74,6 @@ def start_run(config: RecipeConfig, dataset: LabelledTexts | None = None) -> Run
 
 def check_resumable(out: str | None) -> None:
     """Refuse ``--resume`` before any expensive work when there is nothing to go on with, saying why."""
-    import json
 
     out = Path(out or "")
     if Checkpoint(out, {}).exists():
