@@ -70,8 +70,9 @@ smoke-setup: $(VENV)/.installed-dev
 	cp tests/notebook_smoke.py $(SMOKE_IPYTHON)/profile_default/startup/00-smoke.py
 
 # Everything: lint, the strict site build (once: tests/test_site.py reads build/site), every test, then every
-# notebook in smoke mode. `make test-fast` is the developers' loop: the tests not marked slow (a few minutes on 2
-# cores), with pytest's cache on (`make test-fast ARGS=--lf` reruns what failed last).
+# notebook in smoke mode. `make test-fast` is the developers' loop: the tests not marked slow, browser or network
+# (a few minutes on 2 cores; no system packages needed), with pytest's cache on (`make test-fast ARGS=--lf` reruns
+# what failed last).
 test: $(VENV)/.installed-dev $(SYSTEM) lint docs
 	KTRAIN_RECIPES_SITE=$(CURDIR)/build/site $(BIN)/python -m pytest tests --durations=25
 	$(MAKE) smoke-setup
@@ -80,8 +81,8 @@ test: $(VENV)/.installed-dev $(SYSTEM) lint docs
 		$(SMOKE_ENV) $(BIN)/python -m pytest -q $(NBVAL) --rootdir=$$work $$work/$$(basename $$nb) || exit 1; \
 	done
 
-test-fast: $(VENV)/.installed-dev $(SYSTEM)
-	$(BIN)/python -m pytest tests -m "not slow" -q $(ARGS)
+test-fast: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest tests -m "not slow and not browser and not network" -q $(ARGS)
 
 # Open the notebooks on your own machine: JupyterLab from the same environment (its kernel is this .venv).
 lab: $(VENV)/.installed-dev

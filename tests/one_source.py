@@ -17,7 +17,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", ROOT / "docs" / "expect.md", ROOT / "docs" / "glossary.md"]
-FIGURE = re.compile(r"(?<![\d.])0\.\d{2,4}(?![\d])")
+FIGURE = re.compile(r"(?<![\d.])0\.\d{2,4}(?!\d|\.\d)")  # not a version (0.41.4)
 SECONDS = re.compile(r"(?<![\d.,])(\d{1,2},\d{3}|\d{2,4}) s\b")
 # a sentence that names one of these is about another run than the quickstart
 OTHER_RUNS = re.compile(r"MPNet|student|resum|step by step|step-by-step|\b01\b|demo|slice|Keras 3|KerasHub|"

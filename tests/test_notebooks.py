@@ -421,7 +421,7 @@ def test_model_notebooks_take_their_settings_from_the_registry(name):
     assert re.search(r"lr=([0-9.e-]+)", params) and float(re.search(r"lr=([0-9.e-]+)", params).group(1)) == spec.lr
 
 
-def test_07_trains_at_the_rate_validation_chose_on_most_tasks(ethics_table):
+def test_08_trains_at_the_rate_validation_chose_on_most_tasks(ethics_table):
     # docs/ethics holds the paper-budget runs; per task, the rate docs/results.md's table says validation chose
     from collections import Counter
     votes = Counter()
@@ -438,7 +438,7 @@ def test_07_trains_at_the_rate_validation_chose_on_most_tasks(ethics_table):
     assert "epochs=4," in params and "batch_size=16," in params and "weight_decay=0.01," in params
 
 
-def test_08_reads_its_timings_as_medians_of_rounds_in_turn():
+def test_09_reads_its_timings_as_medians_of_rounds_in_turn():
     code = "\n".join(src for kind, src in EXPECTED["09_distill_and_quantize.ipynb"] if kind == "code")
     prose = "\n".join(src for kind, src in EXPECTED["09_distill_and_quantize.ipynb"] if kind == "md")
     assert "kr.time_side_by_side(predict, val[0], rounds=3)" in code and "medians" in prose

@@ -38,7 +38,7 @@ def test_every_page_is_built(site):
 
 
 @pytest.mark.browser
-def test_notebook_09_shows_its_figures_and_training_in_a_browser(site, tmp_path):
+def test_notebook_01_shows_its_figures_and_training_in_a_browser(site, tmp_path):
     from PIL import Image
     from playwright.sync_api import sync_playwright
 
