@@ -87,3 +87,31 @@ def test_a_batcher_refuses_bounds_that_cannot_work(kwargs, message):
     with pytest.raises(RecipesError, match=message):
         MicroBatcher(None, **kwargs)
     MicroBatcher(None, max_batch=8, max_wait_ms=0, max_queue=8).worker.shutdown()  # the edges are fine
+
+
+def test_the_service_has_two_limits_texts_per_request_and_texts_per_model_call(exported):
+    """--max-batch bounds a request (a 422 past it); --max-call bounds each model call, however large the request:
+    a request of 40 texts with --max-call 16 is answered whole, by calls of at most 16 texts."""
+    from fastapi.testclient import TestClient
+
+    from ktrain_recipes.service.app import create_app
+    from ktrain_recipes.service.settings import ServiceSettings
+
+    settings = ServiceSettings(str(exported), max_batch=40, max_call=16, max_queue=64, reload_interval=0)
+    model = load_model(exported, "int8", batch_size=settings.max_call)
+    calls: list[int] = []
+    session = model.classifier.session
+
+    class Counting:
+        def run(self, names, feed):
+            calls.append(len(next(iter(feed.values()))))
+            return session.run(names, feed)
+
+    model.classifier.session = Counting()
+    with TestClient(create_app(settings, model=model)) as client:
+        answer = client.post("/predict", json={"texts": [f"i feel fine {i}" for i in range(40)]})
+        assert answer.status_code == 200 and len(answer.json()["predictions"]) == 40
+        assert calls and max(calls) <= 16 and sum(calls) == 40
+        too_many = client.post("/predict", json={"texts": ["i feel fine"] * 41})
+        assert too_many.status_code == 422 and "40" in too_many.json()["error"]
+        assert client.get("/metadata").json()["limits"]["max_call"] == 16

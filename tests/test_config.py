@@ -50,7 +50,7 @@ def test_service_settings_refuse_a_number_where_a_path_or_origin_belongs(field, 
     from ktrain_recipes.errors import RecipesError
     from ktrain_recipes.service.settings import ServiceSettings
 
-    with pytest.raises(RecipesError, match=f"--{field.replace('_', '-')} must be a non-empty string"):
+    with pytest.raises(RecipesError, match=f"--{field.replace('_', '-')} must be a string"):
         ServiceSettings("some/folder", **{field: value})
 
 

@@ -55,10 +55,10 @@ def create_app(settings: ServiceSettings, model: LoadedModel | None = None, requ
     from ktrain_recipes.service.guard import Guard
     from ktrain_recipes.versions import __version__
 
-    model = model or load_model(settings.predictor, settings.backend, settings.threads, settings.max_batch)
+    model = model or load_model(settings.predictor, settings.backend, settings.threads, settings.max_call)
     metrics = ServiceMetrics()
     metrics.serve(model.identity)
-    batcher = MicroBatcher(model, settings.max_batch, settings.max_wait_ms, settings.max_queue,
+    batcher = MicroBatcher(model, settings.max_call, settings.max_wait_ms, settings.max_queue,
                            on_call=metrics.model_call)
     reloader = Reloader(settings, batcher, on_reload=metrics.reload)
     app = FastAPI(title="ktrain-recipes predictor", version=__version__,
@@ -234,7 +234,7 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
         return {"labels": current.identity["labels"], "maxlen": current.identity["maxlen"],
                 "backend": current.identity["backend"], "pairs": current.pairs, "model": current.identity,
                 "scores": current.metrics, "versions": package_versions(),
-                "limits": {"max_batch": settings.max_batch, "max_chars": settings.max_chars,
+                "limits": {"max_batch": settings.max_batch, "max_call": settings.max_call, "max_chars": settings.max_chars,
                            "max_body_bytes": settings.max_body_bytes, "max_wait_ms": settings.max_wait_ms,
                            "max_queue": settings.max_queue, "max_concurrent": settings.max_concurrent,
                            "timeout_ms": settings.timeout_ms}}
@@ -343,7 +343,7 @@ def serve(settings: ServiceSettings, host: str = DEFAULT_HOST, port: int = DEFAU
     sock = bind(host, port)
     warn_if_open(settings, host)
     start = time.perf_counter()
-    model = load_model(settings.predictor, settings.backend, settings.threads, settings.max_batch)
+    model = load_model(settings.predictor, settings.backend, settings.threads, settings.max_call)
     app = create_app(settings, model)
     port = sock.getsockname()[1]
     note(f"serving '{settings.predictor}' ({model.identity['backend']}, labels {', '.join(model.classifier.classes)}"

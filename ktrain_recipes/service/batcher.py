@@ -51,7 +51,9 @@ class MicroBatcher:
 
     def __init__(self, model: LoadedModel, max_batch: int, max_wait_ms: float, max_queue: int | None = None,
                  on_call=None):
-        """``on_call(texts, ok)``: told of every model call (the service's metrics). The bounds are checked here,
+        """``max_batch``: the most texts in one model call (the service's ``--max-call``; a request larger than it is
+        one call, which the model cuts into batches of that size). ``on_call(texts, ok)``: told of every model call
+        (the service's metrics). The bounds are checked here,
         for a batcher made in Python as much as for the service's flags (``ServiceSettings`` checks those first)."""
         if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
             raise RecipesError(f"max_batch must be a whole number of texts, at least 1; got {max_batch!r}")

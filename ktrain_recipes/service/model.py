@@ -23,7 +23,7 @@ class LoadedModel:
     # refuses to be used from two threads at once, and the model's own copy belongs to the batcher's worker
 
     def __post_init__(self):
-        if self.counter is None:
+        if self.counter is None and getattr(self.classifier, "tokenizer", None) is not None:
             import copy
 
             self.counter = copy.deepcopy(self.classifier.tokenizer)

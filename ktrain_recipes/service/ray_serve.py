@@ -60,7 +60,7 @@ def serve_with_ray(settings: ServiceSettings, host: str, port: int) -> None:
     app.warn_if_open(settings, host)
     start = time.perf_counter()
     # refuse a bad folder here, once
-    model = load_model(settings.predictor, settings.backend, settings.threads, settings.max_batch)
+    model = load_model(settings.predictor, settings.backend, settings.threads, settings.max_call)
     if not settings.ray_address:
         import os
 

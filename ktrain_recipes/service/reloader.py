@@ -56,7 +56,7 @@ class Reloader:
             return False
         try:
             model = await loop.run_in_executor(None, load_model, self.settings.predictor, self.backend(),
-                                               self.settings.threads, self.settings.max_batch)
+                                               self.settings.threads, self.settings.max_call)
         except Exception as exc:  # noqa: BLE001  (a bad save must never stop the service)
             self.backoff = self.backoff * 2 if digest == self.failed_digest else self.FIRST_BACKOFF_S
             self.backoff = min(self.backoff, self.MAX_BACKOFF_S)

@@ -4,6 +4,10 @@ import os
 from dataclasses import dataclass, field
 
 from ktrain_recipes.batch_policy import MODEL_BATCH
+
+# the most texts one model call may take: memory grows with it (onnxruntime keeps its peak), so a request of
+# --max-batch texts is classified in calls of --max-call
+MAX_CALL = 1024
 from ktrain_recipes.errors import RecipesError
 
 # where `serve` listens unless told otherwise: this machine only
@@ -21,7 +25,10 @@ class ServiceSettings:
     backend: str = field(default="auto", metadata={"help": "int8: the exported int8 ONNX model (no TensorFlow, no "
                                                    "pickle); ktrain: ktrain's predictor; auto: int8 when the "
                                                    "folder has it"})
-    max_batch: int = field(default=MODEL_BATCH, metadata={"help": "most texts in one request, and in one model call"})
+    max_batch: int = field(default=MODEL_BATCH, metadata={"help": "most texts (or pairs) in one request"})
+    max_call: int = field(default=MODEL_BATCH, metadata={
+        "help": "most texts in one model call: the batcher joins requests up to it, and a larger request is classified "
+                "in calls of this size, so that one request's memory stays bounded (at most 1024)"})
     max_wait_ms: float = field(default=0.0, metadata={"help": "how long a batch waits for more requests when the "
                                                       "model is idle (while it is busy, requests gather anyway)"})
     threads: int = field(default=max(1, (os.cpu_count() or 2) - 1),
@@ -64,15 +71,16 @@ class ServiceSettings:
     def __post_init__(self) -> None:
         for name in ("api_key_file", "cors_origin", "ray_address"):  # a number would be read as a file descriptor
             value = getattr(self, name)
-            if value is not None and (not isinstance(value, str) or not value.strip()):
-                raise RecipesError(f"--{name.replace('_', '-')} must be a non-empty string or left out, got {value!r}")
+            if value is not None and not isinstance(value, str):
+                raise RecipesError(f"--{name.replace('_', '-')} must be a string (a path, an origin, an address) or left "
+                                   f"out, got {value!r}")
         if self.backend not in BACKENDS:
             raise RecipesError(f"--backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
         if self.engine not in ENGINES:
             raise RecipesError(f"--engine must be one of {', '.join(ENGINES)}, got {self.engine!r}")
         if self.engine == "local" and (self.replicas != 1 or self.ray_address):
             raise RecipesError("--replicas and --ray-address are for --engine ray: add --engine ray, or leave them out")
-        for name, least, most in [("max_batch", 1, 100_000), ("max_chars", 1, 10_000_000),
+        for name, least, most in [("max_batch", 1, 100_000), ("max_call", 1, MAX_CALL), ("max_chars", 1, 10_000_000),
                                   ("max_body_bytes", 1, 1 << 30), ("threads", 1, 1024), ("max_queue", 1, 10_000_000),
                                   ("max_concurrent", 1, 100_000), ("replicas", 1, 1000),
                                   ("max_header_bytes", 1024, 1 << 24), ("max_headers", 1, 10_000)]:
