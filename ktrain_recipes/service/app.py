@@ -234,7 +234,8 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
         return {"labels": current.identity["labels"], "maxlen": current.identity["maxlen"],
                 "backend": current.identity["backend"], "pairs": current.pairs, "model": current.identity,
                 "scores": current.metrics, "versions": package_versions(),
-                "limits": {"max_batch": settings.max_batch, "max_call": settings.max_call, "max_chars": settings.max_chars,
+                "limits": {"max_batch": settings.max_batch, "max_call": settings.max_call,
+                           "max_chars": settings.max_chars,
                            "max_body_bytes": settings.max_body_bytes, "max_wait_ms": settings.max_wait_ms,
                            "max_queue": settings.max_queue, "max_concurrent": settings.max_concurrent,
                            "timeout_ms": settings.timeout_ms}}

@@ -4,11 +4,11 @@ import os
 from dataclasses import dataclass, field
 
 from ktrain_recipes.batch_policy import MODEL_BATCH
+from ktrain_recipes.errors import RecipesError
 
 # the most texts one model call may take: memory grows with it (onnxruntime keeps its peak), so a request of
 # --max-batch texts is classified in calls of --max-call
 MAX_CALL = 1024
-from ktrain_recipes.errors import RecipesError
 
 # where `serve` listens unless told otherwise: this machine only
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8000
@@ -72,8 +72,8 @@ class ServiceSettings:
         for name in ("api_key_file", "cors_origin", "ray_address"):  # a number would be read as a file descriptor
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
-                raise RecipesError(f"--{name.replace('_', '-')} must be a string (a path, an origin, an address) or left "
-                                   f"out, got {value!r}")
+                raise RecipesError(f"--{name.replace('_', '-')} must be a string (a path, an origin, an address) or "
+                                   f"left out, got {value!r}")
         if self.backend not in BACKENDS:
             raise RecipesError(f"--backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
         if self.engine not in ENGINES:
