@@ -68,5 +68,9 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where the command is, so that it cleans up as for Ctrl-C (partial files, staging folders)."""
 
 
+SIGNALLED: list[int] = []  # the signals that stopped this command (a library may turn the exception into another)
+
+
 def _terminate(signum, frame) -> None:
+    SIGNALLED.append(signum)
     raise Terminated

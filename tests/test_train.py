@@ -32,6 +32,8 @@ class Hooks(tf.keras.callbacks.Callback):
     def on_train_batch_end(self, batch, logs=None):
         if os.environ.get("KILL_AT") == f"{self.epoch}:{batch}":
             os.kill(os.getpid(), signal.SIGKILL)
+        if os.environ.get("TERM_AT") == f"{self.epoch}:{batch}":
+            os.kill(os.getpid(), signal.SIGTERM)
 
 
 def hooked(*args, callbacks=None, **kwargs):
@@ -46,10 +48,11 @@ sys.exit(cli.main(sys.argv[1:]))
 """
 
 
-def train(args, lr_log, kill_at=None):
+def train(args, lr_log, kill_at=None, term_at=None):
     import os
 
-    env = {**os.environ, "LR_LOG": str(lr_log), **({"KILL_AT": kill_at} if kill_at else {})}
+    env = {**os.environ, "LR_LOG": str(lr_log), **({"KILL_AT": kill_at} if kill_at else {}),
+           **({"TERM_AT": term_at} if term_at else {})}
     return subprocess.run([sys.executable, "-c", SCRIPT, "train", *args], env=env, capture_output=True, text=True)
 
 
@@ -119,6 +122,19 @@ def test_a_run_killed_after_its_last_epoch_resumes_and_finishes_the_save(tiny_mo
     a, b = (json.loads((tmp_path / name / "metrics.json").read_text()) for name in ("whole", "cut"))
     assert b["epochs_completed"] == 2 and b["optimizer_steps"] == a["optimizer_steps"]
     assert abs(a["accuracy"] - b["accuracy"]) <= 1 / b["n"] + 1e-9
+
+
+@pytest.mark.slow
+def test_sigterm_in_epoch_2_saves_the_best_epoch_keeps_the_checkpoint_and_exits_143(tiny_models, small_data,
+                                                                                    tmp_path):
+    args = ["--model", tiny_models["bert"], "--data", str(small_data), "--epochs", "3", "--batch-size", "16",
+            "--lr", "1e-3", "--seed", "5", "--out", str(tmp_path / "out")]
+    stopped = train(args, tmp_path / "lr.log", term_at="1:2")
+    assert stopped.returncode == 143, stopped.stderr[-2000:]  # a scheduler sees a stopped run, not a success
+    assert "stopped (SIGTERM)" in stopped.stderr and "--resume goes on" in stopped.stderr
+    saved = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert saved["interrupted"] is True
+    assert (tmp_path / ".out.resume" / "run.json").is_file()  # what --resume goes on from
 
 
 def test_the_data_order_depends_on_the_epoch_only(tiny_models, small_data):

@@ -339,7 +339,7 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
         size = learner.batch_size
         raise RecipesError(f"out of memory at batch size {size}: try --batch-size {max(1, size // 2)} "
                            "(or a smaller --maxlen)") from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM through the command line (which then exits 130 or 143)
         if not (checkpoint and checkpoint.weights.exists()):
             raise  # no epoch finished: nothing worth keeping
         learner.model.load_weights(str(checkpoint.weights))
