@@ -259,3 +259,25 @@ def test_a_header_only_csv_says_so(tmp_path):
     path.write_text("text,label\n")
     with pytest.raises(RecipesError, match="no rows below the header"):
         load_data(path)
+
+
+@pytest.mark.parametrize("text", ["\u200b\u200b", "\u00ad", "\ufffd\ufffd", "\ue000\ue001", " \u200d\ufe0f "])
+def test_a_training_text_with_nothing_to_read_is_refused_when_read_naming_file_and_row(tmp_path, text):
+    from ktrain_recipes.data.loading import load_data
+
+    (tmp_path / "train.txt").write_text(f"i feel fine;joy\n{text};sadness\ni am sad;sadness\n", encoding="utf-8")
+    with pytest.raises(RecipesError, match=r"train.txt:2: the text has nothing to read") as error:
+        load_data(str(tmp_path))
+    assert "\n" not in str(error.value)
+    csv = tmp_path / "data.csv"
+    csv.write_text(f"text,label\ni feel fine,joy\n{text},sadness\n", encoding="utf-8")
+    with pytest.raises(RecipesError, match="nothing to read"):
+        load_data(str(csv))
+
+
+@pytest.mark.parametrize("text", ["\ufffd", "\ue000\ue000"])
+def test_replacement_and_private_use_only_texts_get_no_label(text):
+    import ktrain_recipes as kr
+
+    with pytest.raises(RecipesError, match="nothing to classify"):
+        kr.check_texts([text])

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ktrain_recipes.data.characters import is_blank
 from ktrain_recipes.errors import RecipesError
 
 SPLIT_FILES = {"train": ["train"], "validation": ["validation", "val", "valid", "dev"], "test": ["test"]}
@@ -99,6 +100,9 @@ def _text(value, where: str, column: str) -> str:
                            "(or name the column that holds it)")
     if value is None or not str(value).strip():
         raise RecipesError(f"{where}: empty text in column '{column}'; fill it or remove the row")
+    if isinstance(value, str) and is_blank(value):
+        raise RecipesError(f"{where}: the text in column '{column}' has nothing to read (only invisible, replacement "
+                           "or private-use characters); fix or remove the row")
     return value if isinstance(value, str) else str(value)  # "123" may parse as a number
 
 
@@ -117,6 +121,9 @@ def _parse_txt(path: Path, lines: list[str]):
         text, sep, label = line.rpartition(";")  # the label never holds ';', a tweet may
         if not sep or not text.strip() or not label.strip():
             raise RecipesError(f"{path}:{n}: expected `text;label`, got {line[:60]!r}")
+        if is_blank(text):
+            raise RecipesError(f"{path}:{n}: the text has nothing to read (only invisible, replacement or private-use "
+                               "characters); fix or remove the line")
         texts.append(text.strip())
         labels.append(label.strip())
     if not texts:

@@ -4,8 +4,8 @@ written on one line. The CLI, the streaming reader, Ray, the service and ``kr.cl
 from __future__ import annotations
 
 import re
-import unicodedata
 
+from ktrain_recipes.data.characters import is_blank  # noqa: F401  (the rule is the data readers' too)
 from ktrain_recipes.errors import RecipesError
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -14,20 +14,6 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 CHARS_PER_TOKEN = 100
 
 
-# Letters and symbols that print as nothing: the Hangul fillers, the blank Braille pattern and the Khmer inherent
-# vowels. The tokenizer drops most of them, so a text made only of these (and of marks) has nothing to read.
-_FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u17b4\u17b5")
-
-
-def _invisible(ch: str) -> bool:
-    # Mn/Me: combining marks and variation selectors (U+FE0F), which modify a character but are none on their own
-    return ch.isspace() or ch in _FILLERS or unicodedata.category(ch) in ("Cc", "Cf", "Zs", "Zl", "Zp", "Mn", "Me")
-
-
-def is_blank(text: str) -> bool:
-    """True for text with nothing to read: whitespace, NULs, zero-width and other invisible characters (fillers,
-    variation selectors, combining marks with nothing to combine with)."""
-    return all(_invisible(ch) for ch in text)
 
 
 def unreadable(text: str) -> str | None:
@@ -41,7 +27,8 @@ def problem(text: str) -> str | None:
     """Why ``text`` cannot be classified (blank, or unreadable), worded to follow its name ("text 3 ..."), or None.
     The one wording of these rules for the library, the command line and the service."""
     if is_blank(text):
-        return "is empty or only whitespace/invisible characters: there is nothing to classify"
+        return ("is empty or only whitespace/invisible characters (or U+FFFD, or private-use characters): there is "
+                "nothing to classify")
     return unreadable(text)
 
 
