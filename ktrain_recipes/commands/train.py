@@ -18,7 +18,7 @@ def run(args) -> None:
     from ktrain_recipes.training.recipe import run_recipe
 
     metrics = run_recipe(settings_from_args(args, RecipeConfig))
-    if metrics.get("interrupted"):  # the best epoch is saved and the checkpoint kept: still exit as a stopped run,
+    if isinstance(metrics, dict) and metrics.get("interrupted"):  # the best epoch is saved and the checkpoint kept: still exit as a stopped run,
         from ktrain_recipes.cli import SIGNALLED, Terminated  # so that a scheduler (docker stop, systemd) sees it
 
         raise Terminated() if SIGNALLED else KeyboardInterrupt()

@@ -51,10 +51,6 @@ def start_run(config: RecipeConfig, dataset: LabelledTexts | None = None) -> Run
 
     given_batch = config.batch_size is not None
     config = config.with_defaults()
-    precision, why = choose_precision(config.precision)
-    if config.precision == "auto":
-        note(f"precision: {precision} ({why})")
-        config = dataclasses.replace(config, precision=precision)  # the run's identity holds what it trains in
     if config.resume:
         check_resumable(config.out)
     out = check_out_dir(config.out, config.overwrite or config.resume)
@@ -69,6 +65,10 @@ def start_run(config: RecipeConfig, dataset: LabelledTexts | None = None) -> Run
                  f"that {config.epochs} epochs make {optimizer_steps(len(train[0]), batch, config.epochs)} weight "
                  "updates (give a batch size to choose it yourself)")
             config = dataclasses.replace(config, batch_size=batch)
+    if config.precision == "auto":  # after every check that can refuse the run: its errors come first, alone
+        precision, why = choose_precision(config.precision)
+        note(f"precision: {precision} ({why})")
+        config = dataclasses.replace(config, precision=precision)  # the run's identity holds what it trains in
     return Run(config, out, ds, train, val)
 
 
