@@ -281,3 +281,13 @@ def test_replacement_and_private_use_only_texts_get_no_label(text):
 
     with pytest.raises(RecipesError, match="nothing to classify"):
         kr.check_texts([text])
+
+
+def test_a_jsonl_records_line_number_counts_blank_lines(tmp_path):
+    from ktrain_recipes.data.loading import load_data
+
+    path = tmp_path / "data.jsonl"
+    path.write_text('{"text": "i feel fine", "label": "joy"}\n\n\n{"text": "i am sad", "label": "sadness"}\n'
+                    '\n{"text": "", "label": "joy"}\n')
+    with pytest.raises(RecipesError, match=r"data.jsonl:6: empty text"):
+        load_data(str(path))

@@ -327,3 +327,17 @@ def test_the_ktrain_backend_checks_the_folder_once_too(exported, monkeypatch):
     monkeypatch.setattr(manifest, "sha256_file", lambda path: hashed.update([path.name]) or real(path))
     assert load_model(exported, "ktrain").identity["backend"] == "ktrain"
     assert hashed["tf_model.h5"] == 1, hashed
+
+
+def test_a_failure_no_client_caused_is_a_json_500_in_one_line_not_a_traceback(exported):
+    """The generic handler: an unexpected exception in a route answers JSON (never a plain-text page)."""
+    from fastapi.testclient import TestClient
+
+    app = create_app(ServiceSettings(str(exported), reload_interval=0))
+    with TestClient(app, raise_server_exceptions=False) as client:
+        app.state.batcher.model.metrics = {"accuracy": object()}  # /metadata cannot encode it: a server fault
+        answer = client.get("/metadata")
+        assert answer.status_code == 500 and answer.headers["content-type"] == "application/json"
+        assert set(answer.json()) == {"error"} and answer.json()["error"].startswith("the server failed (")
+        assert "\n" not in answer.json()["error"]
+        assert client.post("/predict", json={"texts": ["i feel fine"]}).status_code == 200  # others still answered

@@ -66,9 +66,15 @@ def read_file(path: Path, columns: Columns):
     if len(ds) == 0:
         raise RecipesError(f"{path}: no rows below the header")
     header = 2 if kind == "csv" else 1
+    if path.suffix.lower() == ".jsonl":  # blank lines hold no record: number the records by the lines they are on
+        with open(path, "rb") as f:
+            line_of = [n for n, line in enumerate(f, start=1) if line.strip()]
 
-    def where(i: int) -> str:
-        return f"{path}:{i + header}" if kind in ("csv", "json") else f"{path}: row {i + 1}"
+        def where(i: int) -> str:
+            return f"{path}:{line_of[i]}" if i < len(line_of) else f"{path}: record {i + 1}"
+    else:
+        def where(i: int) -> str:
+            return f"{path}:{i + header}" if kind == "csv" else f"{path}: row {i + 1}"
 
     return take_columns(ds, columns, str(path), where)
 
