@@ -18,7 +18,9 @@ def run(args) -> None:
     from ktrain_recipes.training.recipe import run_recipe
 
     metrics = run_recipe(settings_from_args(args, RecipeConfig))
-    if isinstance(metrics, dict) and metrics.get("interrupted"):  # the best epoch is saved and the checkpoint kept: still exit as a stopped run,
-        from ktrain_recipes.cli import SIGNALLED, Terminated  # so that a scheduler (docker stop, systemd) sees it
+    # stopped: the best epoch is saved and the checkpoint kept, and the command still exits as a stopped run (130,
+    # 143), so that a scheduler (docker stop, systemd, timeout) sees it
+    if isinstance(metrics, dict) and metrics.get("interrupted"):
+        from ktrain_recipes.cli import SIGNALLED, Terminated
 
         raise Terminated() if SIGNALLED else KeyboardInterrupt()
