@@ -102,3 +102,30 @@ def test_classify_is_behind_the_api_key(exported):
         ok = c.post("/v1/classify", json={"input": ["hi there"]},
                     headers={"authorization": "Bearer s3cret-key-for-tests"})
         assert ok.status_code == 200
+
+
+def test_truncation_is_reported_by_the_command_line_and_in_python(exported, tmp_path):
+    """Files: opt-in columns tokens and truncated (existing outputs keep their columns); Python: kr.classify's
+    report."""
+    import csv
+    import subprocess
+    import sys
+
+    import ktrain_recipes as kr
+
+    model = kr.open_predictor(exported, int8=True)
+    report = kr.classify(model, [TEXTS[0], LONG], report=True)
+    assert [r["truncated"] for r in report] == [False, True] and report[1]["tokens"] == model.maxlen
+    assert report[0]["label"] == kr.classify(model, [TEXTS[0]])[0]
+    source = tmp_path / "in.csv"
+    source.write_text("text,id\n" + f"{TEXTS[0]},1\n{LONG},2\n")
+    for flags, out in [([], "plain.csv"), (["--report-truncation"], "reported.csv")]:
+        done = subprocess.run([sys.executable, "-m", "ktrain_recipes", "predict", "--predictor", str(exported),
+                               "--int8", "--input", str(source), "--output", str(tmp_path / out), *flags],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-1500:]
+    plain = list(csv.DictReader(open(tmp_path / "plain.csv")))
+    reported = list(csv.DictReader(open(tmp_path / "reported.csv")))
+    assert "tokens" not in plain[0] and "truncated" not in plain[0]  # existing outputs keep their columns
+    assert [r["truncated"] for r in reported] == ["False", "True"] and int(reported[1]["tokens"]) == model.maxlen
+    assert [r["label"] for r in reported] == [r["label"] for r in plain]

@@ -22,6 +22,9 @@ def add_arguments(p) -> None:
     p.add_argument("--encoding", default="utf-8", help="the --input file's text encoding")
     p.add_argument("--pair-column", help="classify sentence pairs: the .csv column holding each text's second part")
     p.add_argument("--proba", action="store_true", help="also give each label's probability")
+    p.add_argument("--report-truncation", action="store_true",
+                   help="two more columns: the tokens the model read of each text, and whether it was longer than "
+                        "the model's maxlen and cut (tokens, truncated)")
     p.add_argument("--format", default="text", choices=["text", "json", "csv"],
                    help="text: label TAB text per line (tabs/newlines escaped); json: a list of records; "
                         "csv: the input's columns plus label and one probability column per label; an --output "
@@ -55,6 +58,8 @@ def run(args) -> None:
 
         if not args.input or not args.output:
             raise RecipesError("--engine ray reads --input and writes --output: give both")
+        if args.report_truncation:
+            raise RecipesError("--report-truncation is for the local engine: leave out --engine ray for it")
         n = predict_with_ray(args.predictor, args.input, args.output, args.format, args.proba, args.pair_column,
                              address=args.ray_address, chunk_size=args.chunk_size)
         print(f"{n} texts classified into {args.output}", file=sys.stderr)
@@ -65,11 +70,21 @@ def run(args) -> None:
         check_input(args.input)  # before loading the model: its errors are the cheaper to find
         predictor = open_predictor(args.predictor, args.int8, args.strict, unpickle_preproc=args.unpickle_preproc)
         n = predict_file(predictor, args.input, args.output, args.format, args.proba, args.encoding,
-                         args.pair_column, args.chunk_size)
+                         args.pair_column, args.chunk_size, report_truncation=args.report_truncation)
         if args.output:
             print(f"{n} texts classified into {args.output}", file=sys.stderr)
         return
     predictor = open_predictor(args.predictor, args.int8, args.strict, unpickle_preproc=args.unpickle_preproc)
+    if args.report_truncation:  # the texts given as arguments go through the file writer, which has the columns
+        from ktrain_recipes.inference.prediction import as_classifier
+        from ktrain_recipes.inference.truncation import token_counts
+        from ktrain_recipes.inference.writer import PredictionWriter
+
+        model = as_classifier(predictor)
+        probs = classify(model, args.texts, proba=True)
+        with PredictionWriter(args.output, output_format(args.format, args.output), model.classes, args.proba) as w:
+            w.write(list(args.texts), probs, counts=token_counts(model.tokenizer, list(args.texts), model.maxlen))
+        return
     probs = classify(predictor, args.texts, proba=True)
     write_predictions(args.texts, probs, predictor.get_classes(), output_format(args.format, args.output), args.proba,
                       args.output)

@@ -154,15 +154,19 @@ def format_predictions(texts: list[str], probs: np.ndarray, label_names: list[st
     return "\n".join(lines) + "\n"
 
 
-def prediction_records(texts: list, probs: np.ndarray, label_names: list[str], proba: bool, table=None) -> list[dict]:
-    """One dict per text: the input's columns as given (or text, and pair), the label, and with ``proba``
-    p_<label>. A .jsonl input keeps each row's own fields and values (``attrs['rows']``); a table keeps each column's
-    type (a row of a DataFrame would turn the ints of a row with a float into floats); missing values are null."""
+def prediction_records(texts: list, probs: np.ndarray, label_names: list[str], proba: bool, table=None,
+                       counts: list[tuple[int, int]] | None = None) -> list[dict]:
+    """One dict per text: the input's columns as given (or text, and pair), the label, with ``proba``
+    p_<label>, and with ``counts`` (``truncation.token_counts``) ``tokens`` read and whether the text was
+    ``truncated``. A .jsonl input keeps each row's own fields and values (``attrs['rows']``); a table keeps each
+    column's type (a row of a DataFrame would turn the ints of a row with a float into floats); missing values are
+    null."""
     records = []
     rows = None
     if table is not None:
         rows = table.attrs.get("rows") or table.to_dict("records")
         taken = [f"p_{n}" for n in label_names if f"p_{n}" in table.columns] if proba else []
+        taken += [c for c in ("tokens", "truncated") if c in table.columns] if counts is not None else []
         if taken:
             raise RecipesError(f"the input has a '{taken[0]}' column, which the probabilities would overwrite: "
                                "rename it")
@@ -173,6 +177,8 @@ def prediction_records(texts: list, probs: np.ndarray, label_names: list[str], p
         row["label"] = label_names[int(probs[i].argmax())]
         if proba:
             row.update({f"p_{n}": round(float(p), 6) for n, p in zip(label_names, probs[i])})
+        if counts is not None:
+            row["tokens"], row["truncated"] = counts[i][0], counts[i][1] > counts[i][0]
         records.append(row)
     return records
 

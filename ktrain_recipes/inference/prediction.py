@@ -47,8 +47,11 @@ def as_classifier(predictor) -> Classifier:
     return predictor if isinstance(predictor, Classifier) else KtrainClassifier(predictor)
 
 
-def classify(predictor, texts, proba: bool = False, chunk: int = CLASSIFY_CHUNK):
+def classify(predictor, texts, proba: bool = False, chunk: int = CLASSIFY_CHUNK, report: bool = False):
     """Return labels (or, with ``proba``, a texts x labels probability array) for texts or text pairs.
+
+    ``report``: one dict per text instead, ``{"label", "tokens", "truncated"}`` (and ``"probabilities"`` by label
+    with ``proba``): the tokens the model read of the text, and whether it was longer than maxlen and cut.
 
     ``predictor``: a ``Classifier`` (the int8 path) or a ktrain predictor. What this adds to ktrain's
     ``predict``: input checks, a note on stderr counting the texts longer than maxlen (they are truncated),
@@ -73,6 +76,14 @@ def classify(predictor, texts, proba: bool = False, chunk: int = CLASSIFY_CHUNK)
     for start in range(0, len(texts), chunk):
         idx = order[start:start + chunk]
         probs[idx] = model.predict_proba([texts[i] for i in idx])
+    if report:
+        rows = []
+        for row, n in zip(probs, lengths):
+            rows.append({"label": model.classes[int(row.argmax())], "tokens": int(min(n, model.maxlen)),
+                         "truncated": bool(n > model.maxlen)})
+            if proba:
+                rows[-1]["probabilities"] = {c: float(p) for c, p in zip(model.classes, row)}
+        return rows
     if proba:
         return probs
     return [model.classes[i] for i in probs.argmax(axis=1)]

@@ -264,14 +264,17 @@ def texts_of(chunk, pair_column: str | None) -> list:
 
 def predict_file(predictor, path: str | os.PathLike, output: str | None = None, fmt: str = "text",
                  proba: bool = False, encoding: str = "utf-8", pair_column: str | None = None,
-                 chunk_size: int = STREAM_CHUNK, progress: bool = True) -> int:
+                 chunk_size: int = STREAM_CHUNK, progress: bool = True, report_truncation: bool = False) -> int:
     """Classify every text of a file, chunk by chunk, writing as it goes; return the number of texts.
 
     Memory holds one chunk at a time. A bad row is reported with its row number; the partial output is removed.
+    ``report_truncation``: two more columns, the tokens the model read of each text and whether it was cut.
     """
     from tqdm.auto import tqdm
 
     from ktrain_recipes.inference.prediction import as_classifier, classify
+    from ktrain_recipes.inference.text_rules import cut
+    from ktrain_recipes.inference.truncation import token_counts
 
     model = as_classifier(predictor)
     path = check_input(path)
@@ -291,7 +294,10 @@ def predict_file(predictor, path: str | os.PathLike, output: str | None = None, 
                 probs = classify(model, texts, proba=True)
             except RecipesError as exc:
                 raise RecipesError(_shift_row(str(exc), start, path, chunk.attrs.get("lines"))) from None
-            writer.write(texts, probs, chunk if input_format(path) != "txt" else None)
+            counts = token_counts(model.tokenizer, [tuple(cut(p, model.maxlen) for p in t) if isinstance(t, tuple)
+                                                    else cut(t, model.maxlen) for t in texts],
+                                  model.maxlen) if report_truncation else None
+            writer.write(texts, probs, chunk if input_format(path) != "txt" else None, counts)
             start += len(texts)
             bar.update(len(texts))
     return start

@@ -7,15 +7,11 @@ from __future__ import annotations
 def token_counts(tokenizer, items: list, maxlen: int) -> list[tuple[int, int]]:
     """(tokens the model reads, tokens the item has), special tokens included, for texts or (first, second) pairs.
 
-    Items are checked for length before they get here (the service's max_chars, the readers' line limit): the
-    tokenizer reads each whole, without truncation, to count what would be cut."""
-    if not items:
-        return []
-    pairs = isinstance(items[0], tuple)
-    firsts = [item[0] if pairs else item for item in items]
-    seconds = [item[1] for item in items] if pairs else None
-    ids = tokenizer(firsts, seconds, truncation=False, add_special_tokens=True, verbose=False)["input_ids"]
-    return [(min(len(row), maxlen), len(row)) for row in ids]
+    Items are bounded in length before they get here (the service's max_chars; ``text_rules.cut`` elsewhere, which
+    keeps far more characters than maxlen tokens need): the tokenizer reads each whole to count what is cut."""
+    from ktrain_recipes.data.tokens import token_lengths
+
+    return [(min(n, maxlen), n) for n in token_lengths(tokenizer, items)] if items else []
 
 
 def first_truncated(counts: list[tuple[int, int]]) -> tuple[int, int] | None:

@@ -36,11 +36,14 @@ class PredictionWriter:
             return sys.stdout
         return open(self.partial, "w", encoding="utf-8", newline="")
 
-    def write(self, texts: list, probs: np.ndarray, table=None) -> None:
+    def write(self, texts: list, probs: np.ndarray, table=None, counts: list | None = None) -> None:
+        """Write one chunk's records; ``counts``: each text's (tokens read, tokens it has), written as the columns
+        ``tokens`` and ``truncated`` (``predict --report-truncation``)."""
         from ktrain_recipes.inference.output import prediction_records
         from ktrain_recipes.inference.text_rules import escape
 
-        records = prediction_records(texts, probs, self.names, self.proba or self.fmt in ("csv", "parquet"), table)
+        records = prediction_records(texts, probs, self.names, self.proba or self.fmt in ("csv", "parquet"), table,
+                                     counts)
         if self.fmt == "parquet":
             import pandas as pd
             import pyarrow as pa
@@ -71,6 +74,8 @@ class PredictionWriter:
                 for text, record in zip(texts, records):
                     shown = " ||| ".join(text) if isinstance(text, tuple) else text
                     part = "\t".join(f"{n}={record[f'p_{n}']:.3f}" for n in self.names) + "\t" if self.proba else ""
+                    if "tokens" in record:
+                        part += f"tokens={record['tokens']}\ttruncated={str(record['truncated']).lower()}\t"
                     f.write(f"{record['label']}\t{part}{escape(shown)}\n")
         self.rows += len(records)
 
