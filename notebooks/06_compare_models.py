@@ -4,7 +4,7 @@
 # Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/ktrain-recipes/ktrain-recipes/blob/main/notebooks/06_compare_models.ipynb)
 #
 # Every run of the recipe writes `metrics.json` beside its predictor. This notebook reads them: nothing here is typed
-# in. Run notebooks 00-05 (or `python -m ktrain_recipes train --out runs/<name>`) first.
+# in. Run notebooks 00-02 (or `python -m ktrain_recipes train --out runs/<name>`) first.
 #
 # **You will learn**
 #
@@ -57,7 +57,7 @@ pd.set_option("display.precision", 3)
 # we committed in `docs/results.json`, and says so.
 
 # %%
-table = kr.compare_runs(RUNS, committed=kr.committed_results())
+table = kr.compare_runs(RUNS, fallback=kr.committed_results())
 table
 
 # %% [markdown]

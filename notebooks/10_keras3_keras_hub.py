@@ -18,7 +18,7 @@
 #
 # **What it needs.** Colab's runtime as it ships: Keras 3, KerasHub and TensorFlow Text are preinstalled, and this
 # notebook installs nothing (no restart). On a 2-core CPU with no GPU, the three epochs take about half an hour
-# alone (longer in the run below, which shared the CPU with a base-size training run); a few minutes on a GPU.
+# (1,997 s in the run below, with another training run sharing the CPU); a few minutes on a GPU.
 #
 # Every notebook's time and results in one page:
 # [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
@@ -90,13 +90,10 @@ f"{len(train[0]):,} training texts, {len(val[0]):,} validation texts, labels {ds
 
 # %%
 keras.utils.set_random_seed(config.seed)
-precision = kr.use_precision(config.precision, keras)  # before the model is built: bfloat16 only where native
 preset = kr.keras_hub_preset(config.model)
 preprocessor = keras_hub.models.BertTextClassifierPreprocessor.from_preset(preset, sequence_length=config.maxlen)
 model = keras_hub.models.BertTextClassifier.from_preset(preset, num_classes=len(ds.label_names),
                                                         preprocessor=preprocessor, activation=None)
-if precision != "float32":
-    kr.float32_output(model)  # the logits, the loss and the softmax stay in float32
 f"{model.count_params():,} parameters"
 
 # %% [markdown]
@@ -112,8 +109,8 @@ pd.DataFrame({"token": [preprocessor.tokenizer.id_to_token(int(i)) for i in ids]
 # ## STEP 3: Find a learning rate
 # ktrain's `learner.lr_find` raises the rate each batch and watches the loss. Keras 3 has no such call;
 # `kr.LRFinder` is a Keras callback that does the same: `fit` it for one epoch, and it stops when the loss
-# diverges and puts the weights back. `kr.plot_lr_find` marks what ktrain's `lr_plot(suggest=True)` marks: the
-# longest valley (red) and the steepest fall (purple).
+# diverges and puts the weights back. The suggestion is ktrain's rule of thumb: a tenth of the rate at the lowest
+# loss.
 
 # %%
 model.compile(optimizer=keras.optimizers.Adam(), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
@@ -122,10 +119,9 @@ model.fit(train[0], y_train, batch_size=config.batch_size, epochs=1, callbacks=[
 kr.plot_lr_find(finder)
 
 # %% [markdown]
-# Read the curve as ktrain's: flat where the rate is too small to move the weights, falling where the model learns,
-# climbing steeply where the rate is too large. The two marks are the rates ktrain's `lr_plot` marks (their values
-# are in the legend); the finder sees only its first batches, so we keep notebook 01's rate, 1e-4, which sits well
-# below where training diverges.
+# The loss stays flat up to about 1e-3, is lowest near 2e-2 and climbs steeply past about 5e-2; ktrain's rule of
+# thumb suggests a tenth of the lowest point. The finder sees only the first 170 or so batches, where the loss barely
+# moves, so we keep notebook 01's rate, 1e-4: the curve says it is far below where training diverges.
 
 # %% [markdown]
 # ## STEP 4: Train on the one-cycle schedule
@@ -217,11 +213,10 @@ pd.DataFrame({
 
 # %% [markdown]
 # Read the accuracy first: 0.9355 here against 0.9325, from the same weights and schedule, within the spread of two
-# seeds. Then the time: this run shared the CPU with a base-size training run for much of its length, so its seconds
-# say little about Keras 3's speed. By design, ktrain's path feeds batches of texts of similar length
-# (`kr.bucket_batches`), while KerasHub's preprocessor pads every text to `sequence_length`, so each step computes
-# over 72 positions where most tweets need far fewer. The backends' throughput on the same batches, measured alone,
-# is in
+# seeds. Then the time: 1,997 s against 1,216 s, partly because another training run shared the CPU with this one,
+# and partly because ktrain's path feeds batches of texts of similar length (`kr.bucket_batches`), while KerasHub's
+# preprocessor pads every text to `sequence_length`, so each step computes over 72 positions where most tweets need
+# far fewer. The backends' throughput on the same batches, measured alone, is in
 # [docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md#keras-3-and-kerashub-notebook-10).
 
 # %% [markdown]

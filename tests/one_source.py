@@ -103,7 +103,9 @@ def notebook_text(path: Path) -> tuple[str, str]:
     outputs = []
     for cell in nb.cells:
         for out in cell.get("outputs", []):
-            outputs.append(out.get("text", "") if "text" in out else json.dumps(out.get("data", {})))
+            data = out.get("data", {})  # a table's text/plain holds the same figures as its HTML, in lines
+            outputs.append(out.get("text", "") if "text" in out else
+                           data.get("text/plain", "") + "\n" + data.get("text/markdown", ""))
     return prose, "\n".join(outputs)
 
 
