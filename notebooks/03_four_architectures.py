@@ -24,6 +24,8 @@
 # [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
 #
 # **What you will see.** The outputs of a real run on a 2-core AMD EPYC CPU with AVX-512 (no bfloat16) and no GPU.
+# Another notebook's predictions shared the CPU while the costs were measured, so read the cost table's rows against
+# each other rather than as this CPU's best.
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per
@@ -161,9 +163,10 @@ cost
 
 # %% [markdown]
 # Read it by rows. DistilBERT trains and answers at about twice BERT-base's rate, as its 6 layers predict.
-# RoBERTa costs what BERT does (the same encoder; the larger embedding table is a look-up). ALBERT, with a tenth of
-# BERT's parameters, is no faster: it runs its one layer twelve times at the same width. MiniLM (6 layers, width 384)
-# is several times faster than any of the four. The examples/s column turns into hours: 16,000 texts x 2 epochs
+# RoBERTa costs about what BERT does (the same encoder; the larger embedding table is a look-up). ALBERT, with a tenth
+# of BERT's parameters, answers one text no faster than BERT: it runs its one layer twelve times at the same width
+# (its GFLOP/s column counts the shared layer once, so it understates ALBERT's arithmetic twelvefold). MiniLM (6
+# layers, width 384) is several times faster than any of the four. The examples/s column turns into hours: 16,000 texts x 2 epochs
 # divided by it is a full run's training time on this CPU (bucketed batches are shorter than 64 tokens, so a real run
 # goes faster than this bound).
 
