@@ -166,7 +166,8 @@ cost
 # RoBERTa costs about what BERT does (the same encoder; the larger embedding table is a look-up). ALBERT, with a tenth
 # of BERT's parameters, answers one text no faster than BERT: it runs its one layer twelve times at the same width
 # (its GFLOP/s column counts the shared layer once, so it understates ALBERT's arithmetic twelvefold). MiniLM (6
-# layers, width 384) is several times faster than any of the four. The examples/s column turns into hours: 16,000 texts x 2 epochs
+# layers, width 384) is several times faster than any of the four. The examples/s column turns into hours: 16,000
+# texts x 2 epochs
 # divided by it is a full run's training time on this CPU (bucketed batches are shorter than 64 tokens, so a real run
 # goes faster than this bound).
 
