@@ -198,32 +198,40 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
                                "shorten it, or send \"truncate\": true to classify its first tokens")
         return counts
 
-    @app.post("/predict", response_model=PredictResponse, responses=ERRORS)
-    async def predict(body: PredictRequest, response: Response) -> Any:
-        """Classify texts (or text pairs): the label and each label's probability, per text, with the tokens the
-        model read and whether the text was cut to fit."""
+    async def classify_items(texts: list | None, pairs: list | None, truncate: bool, response: Response,
+                             name: str | None = None):
+        """The steps /predict and /classify share: check the items, count their tokens, run them through the
+        batcher and count what was read; (probabilities, the model that answered, the counts), or the error
+        response. ``name``: what the client called its list, for the errors' wording."""
         start = time.perf_counter()
         current = batcher.model  # checked against this model, and answered by it
-        items = check_request(body.texts, body.pairs, current, settings.max_chars)
+        items = check_request(texts, pairs, current, settings.max_chars, name)
         if isinstance(items, str):
             return _error(422, items)
-        counts = counted(items, current, body.truncate, "texts" if body.texts is not None else "pairs")
+        counts = counted(items, current, truncate, name or ("texts" if texts is not None else "pairs"))
         if not isinstance(counts, list):
             return counts
         result = await answer(items, current, response, start)
         if not isinstance(result, tuple):
             return result
-        probs, used = result
         metrics.read(counts)
+        return (*result, counts)
+
+    @app.post("/predict", response_model=PredictResponse, responses=ERRORS)
+    async def predict(body: PredictRequest, response: Response) -> Any:
+        """Classify texts (or text pairs): the label and each label's probability, per text, with the tokens the
+        model read and whether the text was cut to fit."""
+        result = await classify_items(body.texts, body.pairs, body.truncate, response)
+        if not isinstance(result, tuple):
+            return result
+        probs, used, counts = result
         names = used.classifier.classes
         predictions = [{"label": names[int(row.argmax())],
                         "probabilities": {n: round(float(p), 6) for n, p in zip(names, row)},
                         "tokens": read, "truncated": total > read} for row, (read, total) in zip(probs, counts)]
         return {"predictions": predictions, "model": used.identity}
 
-    add_classify_routes(app, check_request=lambda texts, pairs, current: check_request(texts, pairs, current,
-                                                                                       settings.max_chars, "input"),
-                        counted=counted, answer=answer, batcher=batcher, max_batch=settings.max_batch)
+    add_classify_routes(app, classify_items, batcher, settings.max_batch)
 
     _add_operations(app, batcher, reloader, metrics)
 

@@ -55,10 +55,10 @@ class ClassifyResponse(BaseModel):
     usage: dict[str, int]
 
 
-def add_classify_routes(app, check_request, counted, answer, batcher, max_batch: int) -> None:
-    """Add /classify, /v1/classify and /v1/models to ``app``. ``check_request(texts, pairs, model)``,
-    ``counted(items, model, truncate, kind)`` and ``answer(items, model, response, start)`` are /predict's own
-    steps, so that both routes check, bound and answer alike."""
+def add_classify_routes(app, classify_items, batcher, max_batch: int) -> None:
+    """Add /classify, /v1/classify and /v1/models to ``app``. ``classify_items(texts, pairs, truncate, response,
+    name)`` is /predict's own sequence (checks, token counts, the batcher, metrics), so that both routes check, bound
+    and answer alike."""
     from fastapi import Response
     from fastapi.responses import JSONResponse
 
@@ -69,25 +69,17 @@ def add_classify_routes(app, check_request, counted, answer, batcher, max_batch:
 
     async def classify(body: ClassifyRequest, response: Response) -> Any:
         """Classify texts in vLLM's format: each item's label and its probabilities in the labels' order."""
-        start = time.perf_counter()
-        current = batcher.model
-        name = model_name(current.identity)
+        name = model_name(batcher.model.identity)
         if body.model is not None and body.model != name:
             return JSONResponse({"error": f"model '{body.model}' is not served here: this service serves '{name}' "
                                           "(GET /v1/models)"}, status_code=404)
         given = [body.input] if isinstance(body.input, str) else body.input
         pairs = bool(given) and isinstance(given[0], list)
-        items = check_request(None if pairs else given, given if pairs else None, current)
-        if isinstance(items, str):
-            return JSONResponse({"error": items}, status_code=422)
-        counts = counted(items, current, body.truncate, "input")
-        if not isinstance(counts, list):
-            return counts
-        result = await answer(items, current, response, start)
+        result = await classify_items(None if pairs else given, given if pairs else None, body.truncate, response,
+                                      "input")
         if not isinstance(result, tuple):
             return result
-        probs, used = result
-        app.state.metrics.read(counts)
+        probs, used, counts = result
         names = used.classifier.classes
         data = [{"index": i, "label": names[int(row.argmax())], "probs": [round(float(p), 6) for p in row],
                  "num_classes": len(names), "tokens": read, "truncated": total > read}
