@@ -79,14 +79,17 @@ def test_max_batch_128_is_one_model_call_of_128(exported, backend):
     (dict(max_batch=True, max_wait_ms=2), "max_batch must be a whole number"),
     (dict(max_batch=8, max_wait_ms=float("nan")), "max_wait_ms must be a finite number"),
     (dict(max_batch=8, max_wait_ms=-1), "max_wait_ms must be a finite number"),
-    (dict(max_batch=8, max_wait_ms=2, max_queue=4), "a full batch could never queue"),
+    (dict(max_batch=8, max_wait_ms=2, max_queue=0), "max_queue must be None or a whole number of texts, at least 1"),
+    (dict(max_batch=8, max_wait_ms=2, max_queue=2.5), "max_queue must be None or a whole number"),
 ])
 def test_a_batcher_refuses_bounds_that_cannot_work(kwargs, message):
     from ktrain_recipes import RecipesError
 
     with pytest.raises(RecipesError, match=message):
         MicroBatcher(None, **kwargs)
-    MicroBatcher(None, max_batch=8, max_wait_ms=0, max_queue=8).worker.shutdown()  # the edges are fine
+    MicroBatcher(None, max_batch=8, max_wait_ms=0, max_queue=1).worker.shutdown()  # the edge is fine
+    # a queue smaller than one model call: calls take what waits (the service's --max-queue 16 with --max-call 64)
+    MicroBatcher(None, max_batch=64, max_wait_ms=0, max_queue=16).worker.shutdown()
 
 
 def test_the_service_has_two_limits_texts_per_request_and_texts_per_model_call(exported):

@@ -90,3 +90,30 @@ def test_a_smoke_column_shows_only_when_a_smoke_run_is_in_the_table(tiny_predict
     real = compare_runs(tmp_path)
     assert "smoke" not in real.columns and "smoke runs" not in recommend(real)
     assert "smoke" not in compare_runs(tmp_path / "none", fallback=DOCS / "results.json").columns
+
+
+def test_a_run_is_recorded_once_with_the_figures_compare_shows(tiny_predictor, tmp_path):
+    """scripts/record_result.py copies a run's row into the record; the record's row then joins compare_runs with
+    the same figures, and a second write of that name is refused unless asked for."""
+    import importlib.util
+    import shutil
+
+    spec = importlib.util.spec_from_file_location("record_result", DOCS.parent / "scripts" / "record_result.py")
+    record_result = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(record_result)
+    results = tmp_path / "results.json"
+    shutil.copy(DOCS / "results.json", results)
+    run = tmp_path / "runs" / "mine"
+    shutil.copytree(tiny_predictor, run)
+    record_result.main([str(run), "mine-1ep", "--results", str(results), "--about", "mine-1ep is a tiny run."])
+    saved = json.loads(results.read_text())
+    assert saved["about"].endswith("mine-1ep is a tiny run.")
+    table = compare_runs(tmp_path / "runs", committed=results)
+    mine, recorded = table.loc["mine"], table.loc["mine-1ep (record)"]
+    for column in ["accuracy", "macro_f1", "train_seconds", "latency_p50_ms", "n_train", "epochs", "labels"]:
+        assert recorded[column] == pytest.approx(mine[column], rel=1e-3) if column != "labels" \
+            else recorded[column] == mine[column], column
+    with pytest.raises(SystemExit, match="already in"):
+        record_result.main([str(run), "mine-1ep", "--results", str(results)])
+    with pytest.raises(SystemExit, match="no readable metrics.json"):
+        record_result.main([str(tmp_path / "runs" / "absent"), "x", "--results", str(results)])

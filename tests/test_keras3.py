@@ -86,12 +86,13 @@ def test_the_lr_finder_raises_the_rate_stops_at_divergence_and_restores_the_mode
 def test_the_valley_rule_is_ktrains():
     from ktrain.lroptimize.lrfinder import LRFinder as KtrainFinder
 
-    from ktrain_recipes.keras3.lr_finder import _valley
-
     rng = np.random.default_rng(0)
     losses = list(np.concatenate([np.full(20, 2.0), np.linspace(2.0, 0.5, 40), np.linspace(0.5, 3, 15)])
                   + rng.normal(0, 0.01, 75))
-    assert _valley(np.array(losses)) == KtrainFinder.valley(None, list(range(75)), losses)
+    finder = kr.LRFinder()
+    finder.lrs, finder.losses = [1e-6 * 1.1 ** i for i in range(75)], losses
+    at = KtrainFinder.valley(None, list(range(75)), losses)
+    assert finder.suggestions(skip_begin=0, skip_end=0)["longest valley"] == finder.lrs[at]
 
 
 def test_the_finder_refuses_settings_that_cannot_work():

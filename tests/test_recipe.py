@@ -41,7 +41,10 @@ def test_every_family_trains_saves_loads_and_predicts(family, tiny_models, small
     for key in ["accuracy", "macro_f1", "report", "confusion_matrix", "train_seconds", "inference_ms_per_text",
                 "maxlen", "model_id", "versions", "settings"]:
         assert key in saved, key
-    assert saved["settings"] == config.settings()  # every setting of the one settings object is recorded
+    # every setting of the one settings object is recorded, 'auto' precision as what it chose on this machine
+    from ktrain_recipes.training.precision import choose_precision
+
+    assert saved["settings"] == {**config.settings(), "precision": choose_precision("auto")[0]}
     # once: only under settings (the top-level maxlen is the one resolved from 'auto', a measurement)
     assert not (set(config.settings()) - {"maxlen"}) & set(saved)
     assert saved["n"] == 60 and saved["accuracy"] == metrics["accuracy"]

@@ -214,6 +214,20 @@ def test_writers_lock_beside_the_folder_so_other_tmpdirs_and_users_cannot_miss_o
         released = time.monotonic()
     taken = float(child.communicate(timeout=60)[0])
     assert taken >= released  # the other writer waited for this one
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other-tmp"]  # the last holder leaves no lock file
+    # three writers at once, each removing the file as it leaves: never two inside together
+    log = tmp_path / "inside.log"
+    crowd = ("import os, sys, time; from pathlib import Path; from ktrain_recipes.predictor.swaps import writers_lock\n"
+             "for _ in range(20):\n    with writers_lock(Path(sys.argv[1])):\n"
+             "        with open(sys.argv[2], 'a') as f: f.write(f'in {os.getpid()}\\n'); f.flush(); time.sleep(0.005)\n"
+             "        with open(sys.argv[2], 'a') as f: f.write(f'out {os.getpid()}\\n')\n")
+    writers = [subprocess.Popen([sys.executable, "-c", crowd, str(out), str(log)]) for _ in range(3)]
+    assert [w.wait(timeout=120) for w in writers] == [0, 0, 0]
+    lines = log.read_text().split("\n")[:-1]
+    assert len(lines) == 120 and all(a.split()[1] == b.split()[1] and a[:2] == "in" and b[:3] == "out"
+                                     for a, b in zip(lines[::2], lines[1::2]))
+    log.unlink()
+    (tmp_path / "other-tmp").rmdir()
     (tmp_path / ".q.lock").unlink(missing_ok=True)
     os.mkfifo(tmp_path / ".q.lock")
     start = time.monotonic()

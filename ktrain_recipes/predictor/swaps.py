@@ -133,21 +133,33 @@ def writers_lock(out: Path) -> Iterator[None]:
     import stat
 
     path = Path(os.path.realpath(out)).parent / f".{Path(out).name}.lock"
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
-    except OSError as exc:
-        raise RecipesError(f"cannot open the writers' lock '{path}' ({exc.strerror}): remove it if it is not a "
-                           "file, or choose another --out") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise RecipesError(f"the writers' lock '{path}' is not a regular file: remove it")
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    while True:
         try:
-            yield
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+        except OSError as exc:
+            raise RecipesError(f"cannot open the writers' lock '{path}' ({exc.strerror}): remove it if it is not a "
+                               "file, or choose another --out") from None
+        try:
+            held = os.fstat(fd)
+            if not stat.S_ISREG(held.st_mode):
+                raise RecipesError(f"the writers' lock '{path}' is not a regular file: remove it")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                now = os.stat(path, follow_symlinks=False)
+            except FileNotFoundError:
+                now = None
+            if now is None or (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
+                continue  # the previous holder removed the file after we opened it: take the lock on the new one
+            try:
+                yield
+            finally:
+                # removed while still held, so the folder keeps no lock file behind; a writer that opened the old
+                # file sees above that it is gone and opens the path again
+                path.unlink(missing_ok=True)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            return
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+            os.close(fd)
 
 
 def swap_into_place(stage: Path, out: Path) -> None:

@@ -60,10 +60,10 @@ class MicroBatcher:
         if isinstance(max_wait_ms, bool) or not isinstance(max_wait_ms, (int, float)) \
                 or not 0 <= max_wait_ms < float("inf"):
             raise RecipesError(f"max_wait_ms must be a finite number of milliseconds, 0 or more; got {max_wait_ms!r}")
-        if max_queue is not None and (isinstance(max_queue, bool) or not isinstance(max_queue, int)
-                                      or max_queue < max_batch):
-            raise RecipesError(f"max_queue must be None or a whole number of texts, at least max_batch "
-                               f"({max_batch}): a full batch could never queue; got {max_queue!r}")
+        # a call takes what is waiting, up to max_batch, so a queue smaller than one call is fine; that a whole
+        # request fits the queue is the service's check (--max-queue against --max-batch, the request bound)
+        if max_queue is not None and (isinstance(max_queue, bool) or not isinstance(max_queue, int) or max_queue < 1):
+            raise RecipesError(f"max_queue must be None or a whole number of texts, at least 1; got {max_queue!r}")
         self.model, self.max_batch, self.max_wait = model, max_batch, max_wait_ms / 1000
         self.max_queue, self.on_call = max_queue, on_call or (lambda texts, ok: None)
         self.calls = 0
