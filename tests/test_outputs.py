@@ -32,6 +32,25 @@ def test_evaluate_json_never_replaces_the_data_or_the_predictors_metrics(tiny_pr
         assert says in capsys.readouterr().err
     assert (contents(data), contents(predictor)) == before
     assert kr.load_checked_predictor(predictor)  # still whole
+    # a new file inside the data folder being scored: the next load of that folder would read it as a split
+    assert cli.main(["evaluate", "--predictor", str(predictor), "--data", str(data), "--json",
+                     str(data / "test.json")]) == 1
+    assert "inside the folder" in capsys.readouterr().err and contents(data) == before[0]
+
+
+def test_an_output_named_as_a_folder_is_refused_and_any_other_manifest_is_not_a_predictor(tmp_path, capsys):
+    from ktrain_recipes.inference.output import check_output_file
+
+    with pytest.raises(RecipesError, match="names a folder that does not exist.*newdir/predictions.csv"):
+        check_output_file(f"{tmp_path}/newdir/")
+    assert not (tmp_path / "newdir").exists()
+    web = tmp_path / "web-app"
+    web.mkdir()
+    (web / "manifest.json").write_text('{"name": "my app", "icons": []}')  # a web app's, not a predictor's
+    assert check_output_file(web / "predictions.csv") == web / "predictions.csv"
+    (web / "manifest.json").write_text('{"files": {}, "labels_sha256": "x", "label_names": ["a"]}')
+    with pytest.raises(RecipesError, match="inside the predictor folder"):
+        check_output_file(web / "predictions.csv")
 
 
 def test_compare_table_never_writes_into_a_run(tiny_predictor, tmp_path, capsys):
@@ -57,6 +76,12 @@ def test_outputs_through_symbolic_links_are_refused(tiny_predictor, tmp_path, ca
         kr.save_checked_predictor(kr.load_checked_predictor(tiny_predictor), tmp_path / "link-out", {},
                                   overwrite=True)
     assert target.read_text() == "{}" and (tmp_path / "link-out").is_symlink()
+    # export rewrites the folder its --predictor names, and says so by that name (it has no --out)
+    (tmp_path / "current").symlink_to(tiny_predictor)
+    assert cli.main(["export", "--predictor", str(tmp_path / "current")]) == 1
+    err = capsys.readouterr().err
+    assert "--predictor '" in err and "is a symbolic link" in err and "--out" not in err
+    assert (tmp_path / "current").is_symlink()
 
 
 def test_overwrite_never_replaces_a_folder_with_someone_elses_manifest(tiny_predictor, tmp_path):

@@ -203,6 +203,27 @@ def test_scale_bench_measures_the_three_paths(exported, emotion_dir, tmp_path):
     assert sum(1 for _ in open(tmp_path / "scored.csv")) == 3001
 
 
+def test_scale_bench_writes_only_into_a_work_folder_of_its_own(tiny_predictor, tmp_path, capsys):
+    """--work holding a user's corpus.txt, or a predictor folder, is refused before any work, and left as it was;
+    a new folder is made and marked, so a second run may write there again."""
+    from ktrain_recipes import cli
+    from ktrain_recipes.studies.scale_bench import work_folder
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "corpus.txt").write_text("my own corpus\n")
+    for work in (mine, tiny_predictor):
+        before = sorted(p.name for p in work.iterdir())
+        assert cli.main(["scale-bench", "--predictor", str(tiny_predictor), "--work", str(work), "--texts", "10"]) == 1
+        err = capsys.readouterr().err
+        assert "holds files scale-bench did not write" in err and len(err.strip().splitlines()) == 1
+        assert sorted(p.name for p in work.iterdir()) == before
+    assert (mine / "corpus.txt").read_text() == "my own corpus\n"
+    fresh = work_folder(tmp_path / "new" / "scale")
+    (fresh / "corpus.txt").write_text("made by a first run\n")
+    assert work_folder(fresh) == fresh  # its own folder, again
+
+
 @pytest.mark.parametrize("name, content", [("in.tsv", "text\tid\ni am happy\t1\n"),
                                            ("in.json", '[{"text": "i am happy"}]\n')])
 def test_tables_predict_does_not_read_are_refused_not_read_as_lines(exported, tmp_path, capsys, name, content):

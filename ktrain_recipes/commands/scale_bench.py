@@ -9,7 +9,8 @@ def add_arguments(p) -> None:
     p.add_argument("--texts", type=int, default=1_000_000, help="texts in the streamed corpus")
     p.add_argument("--in-memory", type=int, default=100_000, help="texts scored in memory (the first ones)")
     p.add_argument("--ray-texts", type=int, default=100_000, help="texts scored by Ray in local mode (0: skip)")
-    p.add_argument("--work", default="runs/scale", help="where the corpus and the outputs go")
+    p.add_argument("--work", default="runs/scale",
+                   help="a new or empty folder (or one scale-bench made) for the corpus and the outputs")
     p.add_argument("--out", default="docs", help="where scale_bench.json goes")
 
 

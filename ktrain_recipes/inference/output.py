@@ -14,6 +14,7 @@ import numpy as np
 
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.inference.text_rules import escape
+from ktrain_recipes.predictor.manifest import unchecked_manifest
 from ktrain_recipes.predictor.swaps import partial_file
 
 # an --output suffix that names its format; .txt and .tsv keep --format (text by default)
@@ -38,6 +39,9 @@ def check_output_file(output: str | os.PathLike, inputs: tuple = (), flag: str =
     regular file or a new name in a writable folder (a device, a pipe, a folder, a symbolic link, whose target
     would be left stale), one of the command's ``inputs`` (or a file inside an input folder), or a file inside a
     predictor folder (its manifest's checksums would no longer hold). The output is renamed over that path."""
+    if str(output).endswith(("/", os.sep)) and not os.path.isdir(output):
+        raise RecipesError(f"{flag} '{output}' names a folder that does not exist (it ends with '/'): give a file "
+                           f"name, e.g. '{Path(output) / 'predictions.csv'}'")
     path = Path(output)
     try:
         mode = os.lstat(path).st_mode
@@ -53,16 +57,19 @@ def check_output_file(output: str | os.PathLike, inputs: tuple = (), flag: str =
         raise RecipesError(f"{flag} '{path}' is not a regular file (a device or a pipe?): it would be replaced; "
                            "give a file name")
     parent = path.absolute().parent
-    if (parent / "manifest.json").is_file():
+    if {"files", "labels_sha256"} <= set(unchecked_manifest(parent)):  # a predictor's, not any manifest.json
         raise RecipesError(f"{flag} '{path}' is inside the predictor folder '{parent}': writing there breaks its "
                            "checksums; choose a file elsewhere")
+    inputs = [given for given in inputs if given is not None and os.path.exists(given)]
+    inside = [given for given in inputs
+              if os.path.isdir(given) and Path(os.path.realpath(parent)).is_relative_to(os.path.realpath(given))]
     for given in inputs:
-        if given is None or not os.path.exists(given):
-            continue
-        inside = os.path.isdir(given) and Path(os.path.realpath(parent)).is_relative_to(os.path.realpath(given))
-        if (mode is not None and os.path.samefile(path, given)) or (mode is not None and inside):
+        if mode is not None and (os.path.samefile(path, given) or given in inside):  # a file this command reads
             raise RecipesError(f"{flag} '{path}' is one of this command's inputs ('{given}'): it would be "
                                "overwritten; choose another name")
+    if inside:  # a new file in a data folder is read as part of it next time (evaluate --json DATA/test.json)
+        raise RecipesError(f"{flag} '{path}' is inside the folder '{inside[0]}' this command reads: writing there "
+                           "changes it; choose a file elsewhere")
     if not parent.is_dir() or not os.access(parent, os.W_OK):
         raise RecipesError(f"cannot write '{path}': its folder does not exist or is not writable")
     return path

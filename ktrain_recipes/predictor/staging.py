@@ -22,24 +22,25 @@ from ktrain_recipes.predictor.swaps import (check_writable, recover, restage, st
                                            writers_lock)
 
 
-def check_out_dir(out: str | os.PathLike, overwrite: bool = False) -> Path:
+def check_out_dir(out: str | os.PathLike, overwrite: bool = False, flag: str = "--out") -> Path:
     """Check, before any training, that ``out`` can receive a predictor; return it as a Path.
 
     A non-empty ``out`` is refused unless ``overwrite`` is set, and even then only when it holds a
-    predictor saved by ktrain_recipes (a manifest): a data folder or a home folder is never replaced.
+    predictor saved by ktrain_recipes (a manifest): a data folder or a home folder is never replaced. ``flag``: the
+    option that named the folder, for the messages (``export`` rewrites its ``--predictor``).
     """
     out = Path(out)
     if out.is_symlink():  # a save renames a new folder over the link: its target would be left stale
-        raise RecipesError(f"--out '{out}' is a symbolic link: name the folder itself ('{os.path.realpath(out)}')")
+        raise RecipesError(f"{flag} '{out}' is a symbolic link: name the folder itself ('{os.path.realpath(out)}')")
     recover(out)
     if out.exists() and not out.is_dir():
-        raise RecipesError(f"--out '{out}' is a file: choose a folder name")
+        raise RecipesError(f"{flag} '{out}' is a file: choose a folder name")
     if out.is_dir() and any(out.iterdir()):
         if not overwrite:
-            raise RecipesError(f"--out '{out}' exists and is not empty: choose another folder or pass --overwrite")
+            raise RecipesError(f"{flag} '{out}' exists and is not empty: choose another folder or pass --overwrite")
         foreign = _not_a_predictors_files(out)
         if foreign:
-            raise RecipesError(f"--out '{out}' is not a predictor saved by ktrain_recipes (it holds "
+            raise RecipesError(f"{flag} '{out}' is not a predictor saved by ktrain_recipes (it holds "
                                f"{', '.join(foreign[:5])}): --overwrite only replaces predictors; choose another "
                                "folder")
     check_writable(out.parent)
@@ -139,7 +140,7 @@ def staged_predictor(out: str | os.PathLike, overwrite: bool = False, copy_of: P
     ``rewrites``: the save_id of the predictor the command read; if another save replaces it before the commit, the
     commit is refused and nothing changes (writers of one folder take ``swaps.writers_lock`` for the last step).
     """
-    out = check_out_dir(out, overwrite)
+    out = check_out_dir(out, overwrite, "--out" if copy_of is None else "--predictor")
     stage = Stage(out, overwrite, restage(copy_of, skip) if copy_of is not None else stage_dir(out), rewrites)
     try:
         if rewrites is not None:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 from ktrain_recipes.errors import RecipesError
 
+MARK = ".scale-bench"  # in a --work folder this command made: it may write there again
+
 IN_MEMORY = """
 import json, resource, sys, time
 from ktrain_recipes.inference.onnx_inference import load_int8_predictor
@@ -56,6 +58,21 @@ def write_corpus(texts: list[str], n: int, path: Path) -> Path:
     return path
 
 
+def work_folder(work: str | Path) -> Path:
+    """The ``--work`` folder, made if new: one that holds anything this command did not make (a user's corpus.txt,
+    a predictor folder) is refused, since the corpus and the outputs are written over their names there."""
+    work = Path(work)
+    if work.is_symlink() or (work.exists() and not work.is_dir()):
+        raise RecipesError(f"--work '{work}' is not a folder: name a new or empty folder")
+    if work.is_dir() and any(work.iterdir()) and not (work / MARK).is_file():
+        held = ", ".join(sorted(p.name for p in work.iterdir())[:5])
+        raise RecipesError(f"--work '{work}' holds files scale-bench did not write ({held}): its corpus and outputs "
+                           "would replace files there; name a new or empty folder")
+    work.mkdir(parents=True, exist_ok=True)
+    (work / MARK).write_text("made by ktrain-recipes scale-bench: it writes corpus.txt and scored*.csv here\n")
+    return work
+
+
 def _run(args: list[str]) -> dict:
     run = subprocess.run([sys.executable, *args], capture_output=True, text=True)
     if run.returncode != 0:
@@ -68,8 +85,11 @@ def run_scale_bench(predictor: str, data: str | None, texts: int = 1_000_000, in
     """Measure (a), (b) and (c) above; write docs/scale_bench.json and print the table."""
     from ktrain_recipes.data.loading import load_emotion
 
-    work_dir = Path(work)
-    work_dir.mkdir(parents=True, exist_ok=True)
+    from ktrain_recipes.inference.output import check_output_file, write_text_file
+
+    work_dir = work_folder(work)
+    Path(out).mkdir(parents=True, exist_ok=True)
+    report = check_output_file(Path(out) / "scale_bench.json", flag="--out")  # never into a predictor folder
     source = load_emotion(data)
     lines = [t.replace("\n", " ") for t in source.texts("train") + source.texts("validation")]
     corpus = write_corpus(lines, texts, work_dir / "corpus.txt")
@@ -86,7 +106,6 @@ def run_scale_bench(predictor: str, data: str | None, texts: int = 1_000_000, in
     result = {"predictor": predictor, "rows": rows,
               "streaming_vs_in_memory": round(rows["b_streaming_int8"]["texts_per_s"]
                                               / rows["a_in_memory_int8"]["texts_per_s"], 3)}
-    Path(out).mkdir(parents=True, exist_ok=True)
-    Path(out, "scale_bench.json").write_text(json.dumps(result, indent=2))
+    write_text_file(report, json.dumps(result, indent=2))
     print(json.dumps(result, indent=2))
     return result
