@@ -42,7 +42,14 @@ if "--until" in args:
 if len(args) != 1:
     sys.exit("usage: python notebooks/execute.py NOTEBOOK.ipynb [--until TEXT]")
 path = Path(args[0])
-nb = nbformat.read(path, as_version=4)
+nb = sync.read_notebook(path)
+source = path.with_suffix(".py")
+if source.is_file() and sync.cells(nb) != sync.cells(sync.read_source(source)[0]):
+    # its outputs would be recorded as made from cells its source does not hold, and the next `make notebooks`
+    # would rebuild it from the source and drop the edit
+    sys.exit(f"error: {path.name} differs from its source {source.name} (cells "
+             f"{sync.differing_cells(nb, sync.read_source(source)[0])}): bring an edit made in Jupyter back with "
+             "make notebooks-from-ipynb, or rebuild the notebook with make notebooks, then run this again")
 start = time.time()
 ran = nb
 if until is not None:

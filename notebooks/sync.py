@@ -91,9 +91,31 @@ def sources() -> list[Path]:
     return sorted(HERE.glob("[0-9][0-9]_*.py"))
 
 
+def unreadable(path: Path, exc: Exception) -> SystemExit:
+    """The one-line refusal for a notebook or source that cannot be read as one."""
+    why = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc).strip().splitlines()[0][:200] \
+        if str(exc).strip() else type(exc).__name__
+    return SystemExit(f"error: cannot read {path} as a notebook ({why}): mend it, or restore it with git")
+
+
+def read_notebook(path: Path) -> nbformat.NotebookNode:
+    """An .ipynb, or a one-line refusal naming it (missing, not JSON, not a notebook, not UTF-8)."""
+    if not path.is_file():
+        raise SystemExit(f"error: {path} is not a file: name a notebook (.ipynb) that exists")
+    try:
+        nb = nbformat.read(path, as_version=4)
+        nbformat.validate(nb)
+        return nb
+    except Exception as exc:  # nbformat raises several kinds (JSON, schema, encoding): each is one line here
+        raise unreadable(path, exc) from None
+
+
 def read_source(path: Path) -> tuple[nbformat.NotebookNode, bool]:
     """A notebook's source with the shared install cell filled in; and whether that changed a cell."""
-    nb, changed = jupytext.read(path), False
+    try:
+        nb, changed = jupytext.read(path), False
+    except Exception as exc:  # a bad YAML header, a file that is not UTF-8: one line, naming the file
+        raise unreadable(path, exc) from None
     for cell in nb.cells:
         tags = cell.metadata.get("tags", [])
         # "keras3": notebook 10's own set-up cell (it installs nothing), hidden on the site like the shared one
@@ -137,12 +159,45 @@ def cells_digest(nb) -> str:
 
 def edited_in_jupyter(path: Path, wanted) -> bool:
     """True when the .ipynb at ``path`` was changed in Jupyter or Colab since it was written, and rebuilding it as
-    ``wanted`` would lose that change. A notebook written before the record was kept is taken as unedited."""
+    ``wanted`` would lose that change. A notebook without the record (a tool such as nbstripout removed it) whose
+    cells differ from ``wanted`` counts as edited: nothing says the difference is not someone's work."""
     if not path.exists():
         return False
-    old = nbformat.read(path, as_version=4)
-    recorded = old.metadata.get("ktrain_recipes", {}).get("written_cells_sha256")
-    return recorded is not None and recorded != cells_digest(old) and cells(old) != cells(wanted)
+    old = read_notebook(path)
+    recorded = written_digest(old)
+    return (recorded is None or recorded != cells_digest(old)) and cells(old) != cells(wanted)
+
+
+def written_digest(nb) -> str | None:
+    """The digest of the cells ``nb`` was written with, if the record is there."""
+    return nb.metadata.get("ktrain_recipes", {}).get("written_cells_sha256")
+
+
+def source_changed(nb, wanted) -> bool:
+    """True when the source (``wanted``, read from the .py) changed since ``nb`` was written from it."""
+    recorded = written_digest(nb)
+    return recorded is None or recorded != cells_digest(wanted)
+
+
+def differing_cells(a, b) -> str:
+    """Which cells (counted from 1) differ between two notebooks, for a message."""
+    ca, cb = cells(a), cells(b)
+    found = [str(i + 1) for i in range(max(len(ca), len(cb))) if i >= len(ca) or i >= len(cb) or ca[i] != cb[i]]
+    return ", ".join(found[:8]) + (f" and {len(found) - 8} more" if len(found) > 8 else "")
+
+
+def conflicts(chosen: list[Path]) -> list[str]:
+    """The notebooks edited on both sides since they were written: in Jupyter (the .ipynb) and in the source (the
+    .py, or the template for a generated one). Neither side may overwrite the other."""
+    found = []
+    for source in chosen:
+        path = source.with_suffix(".ipynb")
+        if not path.exists():
+            continue
+        old, wanted = read_notebook(path), read_source(source)[0]
+        if edited_in_jupyter(path, wanted) and written_digest(old) is not None and source_changed(old, wanted):
+            found.append(f"{path.name} (cells {differing_cells(old, wanted)})")
+    return found
 
 
 def record_written(nb) -> None:
@@ -159,7 +214,7 @@ def build(source: Path) -> nbformat.NotebookNode:
     """The .ipynb for ``source``: its cells, and the outputs on disk if they were made from these cells."""
     nb = read_source(source)[0]
     path = source.with_suffix(".ipynb")
-    old = nbformat.read(path, as_version=4) if path.exists() else None
+    old = read_notebook(path) if path.exists() else None
     fresh = old is not None and executed_digest(old) == sources_digest(cells(nb))
     kept = {c.source: c for c in old.cells if c.cell_type == "code"} if fresh else {}
     for i, cell in enumerate(nb.cells):
@@ -199,12 +254,15 @@ def from_ipynb(names: list[str]) -> None:
     """Bring edits made to .ipynb files in Jupyter or Colab back to their .py sources (all, or ``names``). A
     generated notebook's edit is refused, before any source is written, naming every edited notebook."""
     edited = []
-    for source in sources():
-        if names and source.stem not in names and source.name not in names and f"{source.stem}.ipynb" not in names:
-            continue
-        nb = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+    for source in choose(names):
+        nb = read_notebook(source.with_suffix(".ipynb"))
         if cells(nb) != cells(read_source(source)[0]):
             edited.append((source, nb))
+    both = conflicts([source for source, _ in edited])
+    if both:
+        sys.exit(f"error: {', '.join(both)} edited both in Jupyter and in its source since make notebooks wrote it: "
+                 "bringing the notebook back would lose the source's edit; merge the two by hand (or restore one "
+                 "side with git), then run this again; nothing written")
     generated = [source.stem for source, _ in edited if source.stem in step_by_step_names()]
     if generated:
         sys.exit(f"error: {', '.join(f'notebooks/{g}.ipynb' for g in generated)} edited, and generated: make "
@@ -221,12 +279,27 @@ def from_ipynb(names: list[str]) -> None:
         print("wrote", source.name, "from", source.with_suffix(".ipynb").name)
 
 
+def choose(names: list[str]) -> list[Path]:
+    """The sources ``names`` name (all when none), by stem, .py or .ipynb name; a name that matches none is refused."""
+    found = {n: [s for s in sources() if n in (s.stem, s.name, f"{s.stem}.ipynb", f"notebooks/{s.name}",
+                                                  f"notebooks/{s.stem}.ipynb")] for n in names}
+    unknown = [n for n, hits in found.items() if not hits]
+    if unknown:
+        raise SystemExit(f"error: no notebook here is called {', '.join(unknown)}: name one of "
+                         f"{', '.join(s.stem for s in sources())}")
+    return [s for s in sources() if not names or any(s in hits for hits in found.values())]
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--from-ipynb"]:
         from_ipynb(sys.argv[2:])
         sys.exit()
-    chosen = [source for source in sources()
-              if len(sys.argv) == 1 or source.stem in sys.argv[1:] or source.name in sys.argv[1:]]
+    chosen = choose(sys.argv[1:])
+    both = conflicts(chosen)
+    if both:
+        sys.exit(f"error: {', '.join(both)} edited both in Jupyter and in its source since make notebooks wrote it: "
+                 "rebuilding would lose the notebook's edit, and make notebooks-from-ipynb the source's; merge the "
+                 "two by hand (or restore one side with git), then run make notebooks again; nothing written")
     # an .ipynb edited in Jupyter since it was written would be replaced by its .py: refuse before writing any
     lost = [s.with_suffix(".ipynb").name for s in chosen
             if edited_in_jupyter(s.with_suffix(".ipynb"), read_source(s)[0])]

@@ -255,6 +255,84 @@ def test_bringing_edits_back_refuses_a_generated_notebook_before_writing_any(tmp
     assert {p.name: p.read_bytes() for p in folder.glob("*.py")} == before
 
 
+def edit_source(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_an_edit_on_both_sides_is_a_conflict_that_neither_direction_resolves_alone(tmp_path):
+    """Edited in Jupyter and in its .py since make notebooks wrote it: rebuilding would drop the notebook's edit and
+    bringing the notebook back would drop the source's; both refuse, name the cells, and write nothing."""
+    folder = copy_notebooks(tmp_path)
+    edit_in_jupyter(folder / "07_reuse_predictor.ipynb", "print('edited in Jupyter')")
+    edit_source(folder / "07_reuse_predictor.py", "# %%\n", "# %%\nprint('edited in the source')\n")
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    for args in ((), ("--from-ipynb",)):
+        result = run_sync(folder, *args)
+        assert result.returncode == 1, args
+        assert "07_reuse_predictor.ipynb (cells " in result.stderr and "edited both in Jupyter and in its source" \
+            in result.stderr and len(result.stderr.strip().splitlines()) == 1
+        assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
+
+
+def test_a_notebook_whose_record_was_stripped_is_not_taken_as_unedited(tmp_path):
+    folder = copy_notebooks(tmp_path)
+    path = folder / "07_reuse_predictor.ipynb"
+    edit_in_jupyter(path, "print('my edit')")
+    nb = nbformat.read(path, as_version=4)
+    nb.metadata.pop("ktrain_recipes")  # as nbstripout and some editors leave it
+    nbformat.write(nb, path)
+    before = path.read_bytes()
+    result = run_sync(folder)
+    assert result.returncode == 1 and "07_reuse_predictor.ipynb changed in Jupyter" in result.stderr
+    assert path.read_bytes() == before
+
+
+def test_execute_refuses_a_notebook_that_differs_from_its_source(tmp_path):
+    import subprocess
+    import sys
+
+    folder = copy_notebooks(tmp_path)
+    path = folder / "07_reuse_predictor.ipynb"
+    edit_in_jupyter(path, "print('my edit')")
+    before = path.read_bytes()
+    env = {k: v for k, v in os.environ.items() if k not in ("KTRAIN_RECIPES_SMOKE", "IPYTHONDIR")}
+    run = subprocess.run([sys.executable, str(folder / "execute.py"), str(path)], capture_output=True, text=True,
+                         timeout=300, env=env)
+    assert run.returncode == 1 and "differs from its source 07_reuse_predictor.py (cells" in run.stderr
+    assert path.read_bytes() == before  # nothing ran, nothing recorded
+
+
+def test_sync_and_execute_refuse_what_they_cannot_read_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    folder = copy_notebooks(tmp_path)
+    for args, says in [(("09_nowhere",), "no notebook here is called 09_nowhere"),
+                       (("--from-ipynb", "nowhere"), "no notebook here is called nowhere")]:
+        result = run_sync(folder, *args)
+        assert result.returncode == 1 and says in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    source = folder / "07_reuse_predictor.py"
+    good = source.read_bytes()
+    for broken, says in [(b"# ---\n# jupyter:\n#   kernelspec: [unclosed\n# ---\n\n" + good, "cannot read"),
+                         (good + "\n# caf\xe9\n".encode("latin-1"), "not UTF-8 text")]:
+        source.write_bytes(broken)
+        result = run_sync(folder, "07_reuse_predictor")
+        assert result.returncode == 1 and says in result.stderr and "Traceback" not in result.stderr, result.stderr
+    source.write_bytes(good)
+    notebook = folder / "07_reuse_predictor.ipynb"
+    notebook.write_text('{"not": "a notebook"}')
+    result = run_sync(folder, "07_reuse_predictor")
+    assert result.returncode == 1 and "cannot read" in result.stderr and "Traceback" not in result.stderr
+    assert notebook.read_text() == '{"not": "a notebook"}'
+    env = {k: v for k, v in os.environ.items() if k not in ("KTRAIN_RECIPES_SMOKE", "IPYTHONDIR")}
+    for target, says in [(tmp_path / "missing.ipynb", "is not a file"), (notebook, "cannot read")]:
+        run = subprocess.run([sys.executable, str(folder / "execute.py"), str(target)], capture_output=True,
+                             text=True, timeout=300, env=env)
+        assert run.returncode == 1 and says in run.stderr and "Traceback" not in run.stderr, run.stderr
+
+
 def test_execute_cleans_its_own_outputs(tmp_path):
     import subprocess
     import sys
