@@ -1,7 +1,7 @@
 """`make notebooks`: rebuild each notebook's .ipynb from its source, the jupytext percent-format .py beside it.
 
 The .py files are the notebooks' source: edit them, lint them (ruff), review them as code. This script
-1. writes the step-by-step notebooks' .py (01-05) from one template, notebooks/shared/step_by_step.py.in, with
+1. writes the step-by-step notebooks' .py (01 and 02) from one template, notebooks/shared/step_by_step.py.in, with
    each notebook's own values from notebooks/shared/step_by_step.toml: edit those two, not the .py;
 2. puts the shared install cell (notebooks/shared/install_cell.py, which runs notebooks/shared/install.py) into
    every cell tagged `install`, so it is written in one place;
