@@ -387,10 +387,7 @@ def shown_share(nb) -> float:
     return sum(bool(c.get("outputs")) for c in code) / len(code)
 
 
-# 02's real run (MPNet-base, about two hours on the 2-core CPU beside other work) did not finish in time for this
-# commit: strict, so the mark must go when its outputs are in (issue 56)
-@pytest.mark.parametrize("name", [pytest.param("02_base_size_emotion.ipynb", marks=pytest.mark.xfail(
-    strict=True, reason="02's real run is not committed yet")), "03_four_architectures.ipynb"])
+@pytest.mark.parametrize("name", ["02_base_size_emotion.ipynb", "03_four_architectures.ipynb"])
 def test_the_seed_lesson_shows_every_step_of_a_real_run(name):
     """The four-model lesson (02-03): at least 80% of the visible code cells carry the outputs of a real run, and
     the base-size lesson's run is of a base-size model."""

@@ -27,8 +27,7 @@ def test_every_figure_on_a_page_has_a_source(page):
 # 10's side-by-side read an earlier execution of the quickstart (1,216 s), and notebook 06's row named quickstart is
 # the run cut and resumed (docs/resume). strict: each mark must go as soon as its notebook passes.
 STALE = {"10_keras3_keras_hub.ipynb": "its side-by-side shows the record's earlier quickstart time: re-run it",
-         "06_compare_models.ipynb": "its row named quickstart is the resumed run: re-run it with the quickstart's",
-         "02_base_size_emotion.ipynb": "its prose reads the outputs of its real run, not committed yet"}
+         "06_compare_models.ipynb": "its row named quickstart is the resumed run: re-run it with the quickstart's"}
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=STALE[p.name]))
