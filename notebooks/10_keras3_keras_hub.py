@@ -68,6 +68,7 @@ config = kr.RecipeConfig(
     limit=None,         # None: all 16,000 training texts
     eval_limit=None,    # None: all 2,000 validation texts
     seed=42,
+    precision="auto",   # auto: bfloat16 on a CPU with native bfloat16, float16 on a GPU, else float32
 )
 
 # %% [markdown]
@@ -90,10 +91,13 @@ f"{len(train[0]):,} training texts, {len(val[0]):,} validation texts, labels {ds
 
 # %%
 keras.utils.set_random_seed(config.seed)
+precision = kr.use_precision(config.precision, keras)  # says what it chose and why; set before a model is built
 preset = kr.keras_hub_preset(config.model)
 preprocessor = keras_hub.models.BertTextClassifierPreprocessor.from_preset(preset, sequence_length=config.maxlen)
 model = keras_hub.models.BertTextClassifier.from_preset(preset, num_classes=len(ds.label_names),
                                                         preprocessor=preprocessor, activation=None)
+if precision != "float32":
+    kr.float32_output(model)  # the logits, the loss and the softmax stay in float32
 f"{model.count_params():,} parameters"
 
 # %% [markdown]
@@ -133,6 +137,8 @@ kr.plot_lr_find(finder)
 keras.utils.set_random_seed(config.seed)
 model = keras_hub.models.BertTextClassifier.from_preset(preset, num_classes=len(ds.label_names),
                                                         preprocessor=preprocessor, activation=None)
+if precision != "float32":
+    kr.float32_output(model)
 steps_per_epoch = -(-len(train[0]) // config.batch_size)
 model.compile(optimizer=keras.optimizers.Adam(kr.OneCycle(config.lr, steps_per_epoch, config.epochs)),
               loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
