@@ -221,3 +221,30 @@ def test_a_missing_output_folder_is_found_before_the_model_loads(tmp_path, capsy
     assert cli.main(["predict", "--predictor", str(tmp_path / "no-such-predictor"), "i am happy", "--output",
                      str(tmp_path / "missing" / "out.txt")]) == 1
     assert "its folder does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("manifest, is_predictor", [
+    ({"name": "my app", "icons": []}, False),                                  # a web app's manifest.json
+    ({"files": {}, "labels_sha256": "x"}, False),                              # no label names
+    ({"files": [], "labels_sha256": "x", "label_names": ["a"]}, False),        # files not a mapping
+    ({"files": {}, "labels_sha256": "x", "label_names": ["a"]}, True),
+])
+def test_one_rule_says_which_folder_is_a_predictor(tmp_path, manifest, is_predictor):
+    """Writing a file beside a predictor and --overwrite replacing a folder read the same rule: a folder is a
+    predictor for both, or for neither."""
+    from ktrain_recipes.inference.output import check_output_file
+    from ktrain_recipes.predictor.staging import check_out_dir
+
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    before = contents(folder)
+    if is_predictor:
+        with pytest.raises(RecipesError, match="inside the predictor folder"):
+            check_output_file(folder / "out.csv")
+        assert check_out_dir(folder, overwrite=True) == folder
+    else:
+        assert check_output_file(folder / "out.csv") == folder / "out.csv"
+        with pytest.raises(RecipesError, match="not a predictor saved by ktrain_recipes"):
+            check_out_dir(folder, overwrite=True)
+    assert contents(folder) == before

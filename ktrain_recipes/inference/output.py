@@ -14,7 +14,7 @@ import numpy as np
 
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.inference.text_rules import escape
-from ktrain_recipes.predictor.manifest import unchecked_manifest
+from ktrain_recipes.predictor.manifest import is_predictor_manifest, unchecked_manifest
 from ktrain_recipes.predictor.swaps import partial_file
 
 # an --output suffix that names its format; .txt and .tsv keep --format (text by default)
@@ -57,7 +57,7 @@ def check_output_file(output: str | os.PathLike, inputs: tuple = (), flag: str =
         raise RecipesError(f"{flag} '{path}' is not a regular file (a device or a pipe?): it would be replaced; "
                            "give a file name")
     parent = path.absolute().parent
-    if {"files", "labels_sha256"} <= set(unchecked_manifest(parent)):  # a predictor's, not any manifest.json
+    if is_predictor_manifest(unchecked_manifest(parent)):  # a predictor's, not any manifest.json
         raise RecipesError(f"{flag} '{path}' is inside the predictor folder '{parent}': writing there breaks its "
                            "checksums; choose a file elsewhere")
     inputs = [given for given in inputs if given is not None and os.path.exists(given)]

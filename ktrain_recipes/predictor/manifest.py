@@ -211,6 +211,14 @@ def unchecked_manifest(folder: str | os.PathLike) -> dict:
     return manifest if isinstance(manifest, dict) else {}
 
 
+def is_predictor_manifest(manifest: dict) -> bool:
+    """Whether ``manifest`` (a manifest.json as read) is a predictor's, as ``write_manifest`` writes it, not any
+    other file of that name (a web app's): the one rule for "this folder is a predictor" before its hashes are read
+    (writing beside one breaks its checksums; ``--overwrite`` replaces only one)."""
+    return isinstance(manifest, dict) and isinstance(manifest.get("files"), dict) \
+        and isinstance(manifest.get("label_names"), list) and "labels_sha256" in manifest
+
+
 def listed_files(folder: str | os.PathLike) -> set[str]:
     """The file names a folder's manifest lists, read without checking any hash (to choose how to load it; the
     load itself then checks the whole folder once)."""

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from ktrain_recipes.segments import MANIFEST_KEY as SEGMENT_KEY
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.predictor.manifest import (MANIFEST, METRICS, read_regular, unchecked_manifest, write_json_atomic,
-                                              write_manifest)
+from ktrain_recipes.predictor.manifest import (MANIFEST, METRICS, is_predictor_manifest, unchecked_manifest,
+                                              write_json_atomic, write_manifest)
 from ktrain_recipes.predictor.swaps import (check_writable, recover, restage, stage_dir, swap_into_place,
                                            writers_lock)
 
@@ -51,13 +51,8 @@ def _not_a_predictors_files(folder: Path) -> list[str]:
     """The entries of ``folder`` that a predictor saved by ktrain_recipes does not hold: all of them unless its
     manifest.json is ours (our keys, and every other file listed in it); none for a predictor of ours."""
     names = sorted(p.name for p in folder.iterdir())
-    try:
-        manifest = json.loads(read_regular(folder / MANIFEST))  # a FIFO is refused, never waited on
-    except (OSError, ValueError):
-        return names
-    ours = isinstance(manifest, dict) and {"format_version", "save_id", "label_names", "files"} <= set(manifest) \
-        and isinstance(manifest["files"], dict)
-    if not ours:
+    manifest = unchecked_manifest(folder)  # a FIFO is refused, never waited on
+    if not is_predictor_manifest(manifest):
         return names
     return [n for n in names if n != MANIFEST and not (n in manifest["files"] and (folder / n).is_file())]
 
