@@ -22,24 +22,22 @@ _PUBLIC = {
     "studies.bench": ["inference_row"],
     "training.batching": ["bucket_batches"],
     "studies.compare": ["committed_results", "compare_runs", "recommend"],
-    "data.loading": ["EMOTION_LABELS", "load_data_for", "load_emotion", "sample"],
+    "data.loading": ["load_data_for", "load_emotion", "sample"],
     "studies.ethics_data": ["exact_match", "get_task", "load_ethics"],
     "studies.ethics": ["committed_ethics_results", "results_table", "run_ethics"],
-    "inference.evaluate": ["evaluate_predictor", "format_report", "report_table", "score"],
+    "inference.evaluate": ["report_table", "score"],
     "predictor.loading": ["load_checked_predictor"],
-    "data.maxlen": ["choose_maxlen", "load_tokenizer", "resolve_maxlen"],
-    "models": ["REGISTRY", "hub_reachable", "list_models", "resolve_model"],
+    "data.maxlen": ["load_tokenizer", "resolve_maxlen"],
+    "models": ["hub_reachable", "resolve_model"],
     "notebook": ["runs_folder", "setup_notebook"],
     "inference.onnx_inference": ["export_onnx"],
     "studies.params": ["albert_arithmetic", "parameter_table"],
     "studies.cost": ["CostSettings", "cost_table"],
     "training.precision": ["float32_output", "use_precision"],
-    "studies.finetuned": ["PUBLISHED", "compare_finetuned", "published_models", "published_table", "wrap_finetuned"],
+    "studies.finetuned": ["compare_finetuned", "published_models", "published_table", "wrap_finetuned"],
     "plots": ["plot_confusion_matrix", "plot_history", "plot_label_distribution", "plot_latency_vs_accuracy",
-              "plot_lr_find",
-              "plot_parameters", "plot_token_lengths", "save_figure"],
-    "inference.prediction": ["Classifier", "KtrainClassifier", "as_classifier", "classify",
-                             "open_predictor"],
+              "plot_lr_find", "plot_parameters", "plot_token_lengths", "save_figure"],
+    "inference.prediction": ["classify", "open_predictor"],
     "training.recipe": ["record_run", "run_recipe", "transformer_preprocessor"],
     "segments": ["takes_segment_ids"],
     "keras3.one_cycle": ["OneCycle"],
@@ -47,15 +45,13 @@ _PUBLIC = {
     "keras3.presets": ["keras_hub_preset"],
     "predictor.manifest": ["read_manifest"],
     "predictor.staging": ["save_checked_predictor"],
-    "inference.streaming": ["predict_file", "read_texts"],
-    "inference.text_rules": ["check_texts"],
-    "inference.timing": ["time_inference", "time_side_by_side", "timed"],
+    "inference.streaming": ["read_texts"],
+    "inference.timing": ["time_inference", "time_side_by_side"],
     "data.tokens": ["token_lengths"],
     "training.augment": ["augment"],
     "training.distill": ["DistillSettings", "distill", "cut_layers", "distillation_loss", "label_accuracy",
-                         "pack_targets", "pretrained_classifier", "ready_for_prediction", "teacher_base",
-                         "teacher_logits_for"],
-    "training.train": ["epoch_timer", "few_steps_note", "fit_with_checkpoint", "optimizer_steps", "set_seed"],
+                         "pack_targets", "pretrained_classifier", "ready_for_prediction", "teacher_logits_for"],
+    "training.train": ["epoch_timer", "few_steps_note", "set_seed"],
 }
 _OWNER = {name: module for module, names in _PUBLIC.items() for name in names}
 __all__ = ["RecipeConfig", "RecipesError", "__version__", *_OWNER]
@@ -72,4 +68,5 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(__all__))
+    # the public surface: the names above, not the submodules an import leaves as attributes
+    return sorted(set(__all__) | {n for n in globals() if n.startswith("_")})

@@ -1,8 +1,9 @@
 import pandas as pd
 import pytest
 
-from ktrain_recipes import EMOTION_LABELS, RecipesError, load_emotion, sample
-from ktrain_recipes.data.loading import Columns, load_data
+from ktrain_recipes import RecipesError, load_emotion, sample
+from ktrain_recipes.data.loading import EMOTION_LABELS, Columns, load_data
+from ktrain_recipes.inference.text_rules import check_texts
 from ktrain_recipes.inference.streaming import read_texts
 from ktrain_recipes import RecipeConfig, cli
 
@@ -277,10 +278,8 @@ def test_a_training_text_with_nothing_to_read_is_refused_when_read_naming_file_a
 
 @pytest.mark.parametrize("text", ["\ufffd", "\ue000\ue000"])
 def test_replacement_and_private_use_only_texts_get_no_label(text):
-    import ktrain_recipes as kr
-
     with pytest.raises(RecipesError, match="nothing to classify"):
-        kr.check_texts([text])
+        check_texts([text])
 
 
 def test_a_jsonl_records_line_number_counts_blank_lines(tmp_path):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import ktrain_recipes as kr
+from ktrain_recipes.data.loading import EMOTION_LABELS
 from ktrain_recipes import RecipesError, cli
 from ktrain_recipes import DistillSettings, RecipeConfig
 from ktrain_recipes.training.distill import cut_layers, distillation_loss, encoder_layers, layer_map
@@ -193,7 +194,7 @@ def test_distill_with_augmented_texts_labels_them_by_the_teacher(tiny_predictor,
 
     def spy(run, learner, *args, **kwargs):
         data = learner.train_data
-        n = len(kr.EMOTION_LABELS)
+        n = len(EMOTION_LABELS)
         seen["n"], seen["rows"] = len(data.y), data.y[-len(data.y) // 3:, :n]  # the last third: altered copies
         return real(run, learner, *args, **kwargs)
 

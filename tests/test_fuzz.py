@@ -5,16 +5,17 @@ import random
 import pytest
 
 import ktrain_recipes as kr
+from ktrain_recipes.data.loading import EMOTION_LABELS
 from ktrain_recipes import RecipesError
 from ktrain_recipes.inference.streaming import read_texts
 
-ALPHABET = "abc xyz;,\"'\t\\é漢字🙂\x00\r" + "".join(kr.EMOTION_LABELS)
+ALPHABET = "abc xyz;,\"'\t\\é漢字🙂\x00\r" + "".join(EMOTION_LABELS)
 
 
 def garbage_line(rng: random.Random) -> str:
     kind = rng.random()
     if kind < 0.3:
-        return f"{''.join(rng.choices(ALPHABET, k=rng.randint(0, 40)))};{rng.choice(kr.EMOTION_LABELS)}"
+        return f"{''.join(rng.choices(ALPHABET, k=rng.randint(0, 40)))};{rng.choice(EMOTION_LABELS)}"
     if kind < 0.5:
         return rng.choice(["", ";", ";;", "text;", ";joy", "a;b;c", "x" * 5000 + ";joy", "\ufeffhi;joy"])
     return "".join(rng.choices(ALPHABET, k=rng.randint(0, 80)))
@@ -38,7 +39,7 @@ def test_predict_on_random_strings(tiny_predictor):
     texts = ["".join(rng.choices(ALPHABET, k=rng.randint(1, 3000))) for _ in range(25)] + ["🙂", "\x00", "漢字"]
     for text in texts:
         try:
-            assert kr.classify(predictor, [text])[0] in kr.EMOTION_LABELS
+            assert kr.classify(predictor, [text])[0] in EMOTION_LABELS
         except RecipesError as exc:  # blank-only strings are rejected on purpose
             assert "empty or only whitespace" in str(exc) and not text.strip("\x00 \t\r\n")
 

@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from ktrain_recipes import REGISTRY, RecipesError, resolve_model
+from ktrain_recipes import RecipesError, resolve_model
+from ktrain_recipes.models import REGISTRY
 from ktrain_recipes.models import convert_minilm, get_spec, minilm_source
 
 

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 import ktrain_recipes as kr
+from ktrain_recipes.data.loading import EMOTION_LABELS
+from ktrain_recipes.training.train import fit_with_checkpoint
 from conftest import build_learner
 from ktrain_recipes import RecipeConfig, RecipesError
 from ktrain_recipes.data.maxlen import choose_maxlen, resolve_maxlen
@@ -54,7 +56,7 @@ def test_every_family_trains_saves_loads_and_predicts(family, tiny_models, small
     assert (out / "lr_find.png").exists() == (family == "bert")
     predictor = kr.load_checked_predictor(out)
     labels = kr.classify(predictor, ["i feel wonderful today", "i am scared"])
-    assert len(labels) == 2 and set(labels) <= set(kr.EMOTION_LABELS)
+    assert len(labels) == 2 and set(labels) <= set(EMOTION_LABELS)
     proba = kr.classify(predictor, ["i feel wonderful today"], proba=True)
     assert proba.shape == (1, 6) and abs(proba.sum() - 1) < 1e-4
     assert not list(tmp_path.glob(".*partial*"))  # no staging folder left behind
@@ -125,7 +127,7 @@ def test_ctrl_c_keeps_the_best_epoch_and_resume_of_the_same_run_finishes_it(tiny
     config = RecipeConfig(model, data=str(small_data), out=str(out), batch_size=16, lr=1e-3, epochs=3, seed=42)
     checkpoint = Checkpoint(out, checkpoint_identity(start_run(config), t.maxlen))
     ctrl_c = _ctrl_c_in_second_epoch()
-    trained = kr.fit_with_checkpoint(learner, 1e-3, 3, checkpoint, checkpoint.start_fresh(), callbacks=[ctrl_c])
+    trained = fit_with_checkpoint(learner, 1e-3, 3, checkpoint, checkpoint.start_fresh(), callbacks=[ctrl_c])
     assert trained["interrupted"] and len(trained["history"]["loss"]) == 1 and trained["epochs_completed"] == 1
     # the weights are those at the end of epoch 1, not the half-trained ones of epoch 2
     assert all(np.array_equal(a, b) for a, b in zip(ctrl_c.best, learner.model.get_weights()))
@@ -192,7 +194,7 @@ def test_out_of_memory_suggests_a_smaller_batch(capsys):
             raise tf.errors.ResourceExhaustedError(None, None, "OOM when allocating tensor")
 
     with pytest.raises(RecipesError, match="out of memory at batch size 64: try --batch-size 32"):
-        kr.fit_with_checkpoint(Learner(), 1e-4, 1)
+        fit_with_checkpoint(Learner(), 1e-4, 1)
     assert "only 10 optimizer steps" in capsys.readouterr().err  # the note comes before training starts
 
 
@@ -200,7 +202,7 @@ def test_a_nan_loss_stops_training_and_saves_nothing(tiny_models, small_data, tm
     ds = kr.load_emotion(small_data)
     _, learner = build_learner(tiny_models["bert"], ds, 16)
     with pytest.raises(RecipesError, match="loss became NaN.*lower --lr"):
-        kr.fit_with_checkpoint(learner, 1e12, 1)
+        fit_with_checkpoint(learner, 1e12, 1)
 
 
 def test_few_optimizer_steps_get_a_note_saying_what_to_do():
@@ -263,7 +265,7 @@ def test_weight_decay_through_ktrains_learner_is_decoupled(tiny_models, small_da
             learner.set_weight_decay(wd)
         table = next(w for w in learner.model.weights if "position_embeddings" in w.name)
         before = table.numpy()[100:].copy()
-        kr.fit_with_checkpoint(learner, 1e-2, 1)
+        fit_with_checkpoint(learner, 1e-2, 1)
         shrink[wd] = float(np.abs(table.numpy()[100:]).sum() / np.abs(before).sum())
     assert shrink[0.0] == 1.0 and shrink[0.1] < 0.999
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import ktrain_recipes as kr
+from ktrain_recipes.data.loading import EMOTION_LABELS
 from ktrain_recipes import RecipesError, cli
 from ktrain_recipes.inference.onnx_inference import export_onnx, load_int8_predictor
 from ktrain_recipes.predictor.manifest import MANIFEST, read_manifest, write_manifest
@@ -49,7 +50,7 @@ def test_a_planted_pickle_never_runs_in_our_loaders(planted, small_data, tmp_pat
 def test_the_rebuilt_predictor_matches_ktrains_own_load(exported):
     rebuilt = kr.load_checked_predictor(exported)
     pickled = kr.load_checked_predictor(exported, unpickle_preproc=True)
-    assert rebuilt.get_classes() == pickled.get_classes() == kr.EMOTION_LABELS
+    assert rebuilt.get_classes() == pickled.get_classes() == EMOTION_LABELS
     assert rebuilt.preproc.maxlen == pickled.preproc.maxlen
     assert rebuilt.preproc.use_token_type_ids == pickled.preproc.use_token_type_ids
     np.testing.assert_allclose(rebuilt.predict(TEXTS, return_proba=True), pickled.predict(TEXTS, return_proba=True),

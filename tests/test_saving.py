@@ -4,6 +4,7 @@ import shutil
 import pytest
 
 import ktrain_recipes as kr
+from ktrain_recipes.data.loading import EMOTION_LABELS
 from ktrain_recipes import RecipesError
 from ktrain_recipes.predictor.manifest import read_manifest
 from ktrain_recipes.predictor.staging import save_checked_predictor
@@ -11,7 +12,7 @@ from ktrain_recipes.predictor.staging import save_checked_predictor
 
 def test_manifest_records_labels_versions_and_hashes(tiny_predictor):
     manifest = read_manifest(tiny_predictor)
-    assert manifest["label_names"] == kr.EMOTION_LABELS
+    assert manifest["label_names"] == EMOTION_LABELS
     assert {"tf_model.h5", "tf_model.preproc", "metrics.json", "config.json"} <= set(manifest["files"])
     assert manifest["versions"]["ktrain"] == "0.41.4" and manifest["maxlen"] >= 8
 
@@ -103,9 +104,9 @@ def test_transformers_reads_our_label_names(tiny_predictor):
     from transformers import TFAutoModelForSequenceClassification, pipeline
 
     model = TFAutoModelForSequenceClassification.from_pretrained(tiny_predictor)
-    assert list(model.config.id2label.values()) == kr.EMOTION_LABELS
+    assert list(model.config.id2label.values()) == EMOTION_LABELS
     classifier = pipeline("text-classification", model=str(tiny_predictor), framework="tf", dtype=None)
-    assert classifier("i am so happy")[0]["label"] in kr.EMOTION_LABELS
+    assert classifier("i am so happy")[0]["label"] in EMOTION_LABELS
 
 
 # Kills the saving process at one step (no cleanup runs), by patching the library from outside: after the
