@@ -61,17 +61,15 @@ table = kr.compare_runs(RUNS, committed=kr.committed_results())
 table
 
 # %% [markdown]
-# The runs here are four: the quickstart's MiniLM, MPNet-base (110M parameters, `make mpnet`, trained with
-# `python -m ktrain_recipes train --model mpnet --epochs 3`), and notebook 09's two MiniLM students, one distilled
-# from MPNet and its twin trained on the labels alone. MPNet is about a point more accurate than the quickstart (0.945
-# against 0.936) for about five times the parameters and a slower answer per text: the trade-off the chart below
-# draws.
+# Here the runs folder holds one run of our own, notebook 02's MPNet-base (`base-size`), and the record adds three:
+# that same run as we recorded it (`base-size-3ep`), the quickstart's MiniLM and an earlier 4-epoch MiniLM run. The
+# first two rows are one run read twice, from its folder and from the record, so they agree. MPNet-base is less than
+# a point more accurate than the quickstart (0.939 against 0.932) for about five times the parameters, and answers one
+# text in 167 ms where the quickstart takes 67 ms: the trade-off the chart below draws.
 #
-# The timing columns are what each run measured when it saved, on whatever else the CPU was doing then. The
-# quickstart was trained and timed while other work shared the CPU (it trained in 942 s, where the same run alone
-# takes 718 s), so its 132 ms per text is not MiniLM's speed: the two students, the same network, took about 50 ms.
-# The recommendation below reads the table as it is, which is why it names MPNet for real time. The table of the
-# published models further down times every model in one pass, and is the one to compare speeds with.
+# The timing columns are what each run measured when it saved, on whatever else the CPU was doing then
+# (docs/results.md says, run by run). The recommendation below reads the table as it is. The table of the published
+# models further down times every model in one pass, and is the one to compare speeds with.
 
 # %% [markdown]
 # ## Latency against accuracy
@@ -121,7 +119,7 @@ pd.Series(kr.albert_arithmetic())
 # against the data's (by name; a model whose labels are `LABEL_0..5` is taken in the data's order, with a note).
 # `kr.compare_finetuned` scores each on the emotion **test** split (where the data has none, as the local copy
 # behind the outputs below, on validation, and it says so) and times it: single-text latency (p50) and
-# batch throughput. Our MiniLM runs join the table when they exist, fp32 and int8. The last column is the test
+# batch throughput. Our runs join the table when they exist: fp32, and int8 where exported. The last column is the test
 # accuracy each model's card reports; where ours differs, both are shown. On a Colab CPU this takes minutes
 # (`TEST_LIMIT` texts per model; `None` scores all 2,000). The published models come from the Hugging Face hub:
 # where it cannot be reached, only our runs are scored, and the cards' figures are printed instead.
@@ -148,12 +146,10 @@ published = kr.compare_finetuned({**reachable, **ours}, ds, split=split, limit=T
 published
 
 # %% [markdown]
-# On these 400 texts MPNet scores 0.955 at fp32 and 0.945 as int8: quantization costs it a point, where the
-# quickstart's MiniLM loses 0.3 (0.943 to 0.940). The int8 copies answer a single text in 8.0 ms (MPNet) and 1.4 to
-# 1.9 ms (the three MiniLMs) at the median: for a service, an int8 MiniLM is the fast choice and fp32 MPNet the
-# accurate one. The two students swap places here: the labels-only one scores 0.945 and the distilled one 0.922 on
-# these 400 texts, the reverse of their order on all 2,000 validation texts (0.930 and 0.934, in the first table).
-# 400 texts are too few to order models that are a point apart.
+# On these 400 validation texts our MPNet-base scores 0.945 (0.939 on all 2,000) and answers one text in 181 ms at the
+# median. Export it (`python -m ktrain_recipes export --predictor runs/base-size`, notebook 07) and its int8 copy joins
+# this table; on all of validation, int8 costs MPNet-base 1.35 points where MiniLM loses none (docs/results.md). With
+# the hub, the four published models join it too. 400 texts are too few to order models that are a point apart.
 
 # %%
 fig = kr.plot_latency_vs_accuracy(published, size="params_m")

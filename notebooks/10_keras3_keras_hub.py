@@ -17,8 +17,8 @@
 #   [mapping page](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/keras3.md)).
 #
 # **What it needs.** Colab's runtime as it ships: Keras 3, KerasHub and TensorFlow Text are preinstalled, and this
-# notebook installs nothing (no restart). On a 2-core CPU with no GPU, the three epochs take about half an hour
-# (1,997 s in the run below, with another training run sharing the CPU); a few minutes on a GPU.
+# notebook installs nothing (no restart). On a 2-core CPU with no GPU, the three epochs take about 40 minutes
+# (2,305 s in the run below, with tests sharing the CPU); a few minutes on a GPU.
 #
 # Every notebook's time and results in one page:
 # [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
@@ -87,7 +87,8 @@ f"{len(train[0]):,} training texts, {len(val[0]):,} validation texts, labels {ds
 # ## STEP 2: The model and its tokenizer
 # `from_preset` reads the checkpoint's config, weights and vocabulary, and puts a new classification head (6
 # outputs, logits) on top. The preprocessor turns a text into the token ids, segment ids and padding mask the
-# backbone reads, cut or padded to `sequence_length`.
+# backbone reads, cut or padded to `sequence_length`. `kr.use_precision` sets Keras's dtype policy before the model is
+# built and says why it chose it: mixed bfloat16 where the CPU computes it natively, float32 on the CPU below.
 
 # %%
 keras.utils.set_random_seed(config.seed)
@@ -113,8 +114,8 @@ pd.DataFrame({"token": [preprocessor.tokenizer.id_to_token(int(i)) for i in ids]
 # ## STEP 3: Find a learning rate
 # ktrain's `learner.lr_find` raises the rate each batch and watches the loss. Keras 3 has no such call;
 # `kr.LRFinder` is a Keras callback that does the same: `fit` it for one epoch, and it stops when the loss
-# diverges and puts the weights back. The suggestion is ktrain's rule of thumb: a tenth of the rate at the lowest
-# loss.
+# diverges and puts the weights back. The plot marks the two rates ktrain's `learner.lr_plot(suggest=True)` marks:
+# the longest valley (red) and the steepest fall (purple).
 
 # %%
 model.compile(optimizer=keras.optimizers.Adam(), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
@@ -123,9 +124,10 @@ model.fit(train[0], y_train, batch_size=config.batch_size, epochs=1, callbacks=[
 kr.plot_lr_find(finder)
 
 # %% [markdown]
-# The loss stays flat up to about 1e-3, is lowest near 2e-2 and climbs steeply past about 5e-2; ktrain's rule of
-# thumb suggests a tenth of the lowest point. The finder sees only the first 170 or so batches, where the loss barely
-# moves, so we keep notebook 01's rate, 1e-4: the curve says it is far below where training diverges.
+# The loss stays flat up to about 1e-3, is lowest near 3e-2 and climbs steeply past about 5e-2. The longest valley is
+# marked at 1.2e-4 and the steepest fall at 1.3e-3. The finder sees only the first 170 or so batches, where the loss
+# barely moves, so both marks are rough; we keep notebook 01's rate, 1e-4, beside the valley's mark and far below
+# where training diverges.
 
 # %% [markdown]
 # ## STEP 4: Train on the one-cycle schedule
@@ -191,8 +193,8 @@ timing = kr.time_inference(lambda texts: model.predict(texts, verbose=0), val[0]
 pd.Series(timing).round(2)
 
 # %% [markdown]
-# In batches the model classifies about 48 texts a second; one text at a time, `predict` takes close to a second,
-# because each call builds a new input pipeline. A service would call the model on batches, or serve the int8 ONNX
+# In batches the model classifies about 47 texts a second; one text at a time, `predict` takes about two seconds
+# (1,870 ms at the median, with tests sharing the CPU), because each call builds a new input pipeline. A service would call the model on batches, or serve the int8 ONNX
 # copy that the ktrain path exports (notebook 07).
 #
 # A `.keras` file holds the whole model, its preprocessor and tokenizer included; `keras.saving.load_model` brings
@@ -219,10 +221,10 @@ pd.DataFrame({
 
 # %% [markdown]
 # Read the accuracy first: 0.9355 here against 0.9325, from the same weights and schedule, within the spread of two
-# seeds. Then the time: 1,997 s against 1,216 s, partly because another training run shared the CPU with this one,
-# and partly because ktrain's path feeds batches of texts of similar length (`kr.bucket_batches`), while KerasHub's
+# seeds. Then the time: 2,305 s against 957 s. Both runs had tests sharing the CPU, which explains part of the gap;
+# the rest is padding. ktrain's path feeds batches of texts of similar length (`kr.bucket_batches`), while KerasHub's
 # preprocessor pads every text to `sequence_length`, so each step computes over 72 positions where most tweets need
-# far fewer. The backends' throughput on the same batches, measured alone, is in
+# far fewer. On the same padded batches the two train at the same speed, measured one after the other in
 # [docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md#keras-3-and-kerashub-notebook-10).
 
 # %% [markdown]

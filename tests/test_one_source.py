@@ -23,15 +23,7 @@ def test_every_figure_on_a_page_has_a_source(page):
     assert src.named_run_disagreements(text, "quickstart", QUICKSTART) == []
 
 
-# Two committed runs predate the record they are checked against, and agree again once re-run (issue 56): notebook
-# 10's side-by-side read an earlier execution of the quickstart (1,216 s), and notebook 06's row named quickstart is
-# the run cut and resumed (docs/resume). strict: each mark must go as soon as its notebook passes.
-STALE = {"10_keras3_keras_hub.ipynb": "its side-by-side shows the record's earlier quickstart time: re-run it",
-         "06_compare_models.ipynb": "its row named quickstart is the resumed run: re-run it with the quickstart's"}
-
-
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=STALE[p.name]))
-                                  if p.name in STALE else p for p in NOTEBOOKS], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_every_figure_in_a_notebooks_prose_has_a_source(path):
     prose, outputs = src.notebook_text(path)
     assert src.unsourced(prose, outputs, RECORDS) == [], f"{path.name}: figures in its prose with no source"
