@@ -38,7 +38,8 @@ _PUBLIC = {
     "plots": ["plot_confusion_matrix", "plot_history", "plot_label_distribution", "plot_latency_vs_accuracy",
               "plot_lr_find", "plot_parameters", "plot_token_lengths", "save_figure"],
     "inference.prediction": ["classify", "open_predictor"],
-    "training.recipe": ["record_run", "run_recipe", "transformer_preprocessor"],
+    "training.recipe": ["run_recipe", "transformer_preprocessor"],
+    "training.record": ["record_run"],
     "segments": ["takes_segment_ids"],
     "keras3.one_cycle": ["OneCycle"],
     "keras3.lr_finder": ["LRFinder"],
@@ -49,8 +50,9 @@ _PUBLIC = {
     "inference.timing": ["time_inference", "time_side_by_side"],
     "data.tokens": ["token_lengths"],
     "training.augment": ["augment"],
-    "training.distill": ["DistillSettings", "distill", "cut_layers", "distillation_loss", "label_accuracy",
-                         "pack_targets", "pretrained_classifier", "ready_for_prediction", "teacher_logits_for"],
+    "training.distill": ["DistillSettings", "distill", "distillation_loss", "label_accuracy", "pack_targets",
+                         "ready_for_prediction", "teacher_logits_for"],
+    "training.students": ["cut_layers", "pretrained_classifier"],
     "training.train": ["epoch_timer", "few_steps_note", "set_seed"],
 }
 _OWNER = {name: module for module, names in _PUBLIC.items() for name in names}

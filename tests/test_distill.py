@@ -10,7 +10,8 @@ import ktrain_recipes as kr
 from ktrain_recipes.data.loading import EMOTION_LABELS
 from ktrain_recipes import RecipesError, cli
 from ktrain_recipes import DistillSettings, RecipeConfig
-from ktrain_recipes.training.distill import cut_layers, distillation_loss, encoder_layers, layer_map
+from ktrain_recipes.training.distill import distillation_loss
+from ktrain_recipes.training.students import cut_layers, encoder_layers, layer_map
 
 
 def test_layer_map_keeps_every_other_layer():

@@ -6,9 +6,9 @@ import pytest
 
 from ktrain_recipes import RecipeConfig, RecipesError, cli
 from ktrain_recipes.studies.ethics import chosen_epoch, run_ethics
-from ktrain_recipes.studies.ethics_data import (TASKS, exact_match, get_task, group_exact_match, group_split,
-                                                load_ethics, load_pairs, read_pairs, score_task, task_file,
-                                                train_groups)
+from ktrain_recipes.studies.ethics_data import (TASKS, exact_match, get_task, load_ethics, load_pairs, read_pairs,
+                                                score_task, task_file)
+from ktrain_recipes.studies.ethics_groups import group_exact_match, group_split, train_groups
 import shutil
 
 
@@ -112,7 +112,8 @@ def test_no_validation_row_shares_a_group_with_a_training_row(task, ethics_dir):
 
 
 def test_utilitarianism_validation_pairs_share_no_opening_sentence_with_training(ethics_dir):
-    from ktrain_recipes.studies.ethics_data import load_pairs, opening, split_pairs
+    from ktrain_recipes.studies.ethics_data import load_pairs, split_pairs
+    from ktrain_recipes.studies.ethics_groups import opening
 
     pairs, _ = load_pairs(get_task("utilitarianism"), ethics_dir, "test")
     train, val = split_pairs(pairs, 0.1, 42)

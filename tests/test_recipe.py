@@ -118,7 +118,7 @@ def test_ctrl_c_keeps_the_best_epoch_and_resume_of_the_same_run_finishes_it(tiny
     import numpy as np
 
     from ktrain_recipes.training.recipe import start_run
-    from ktrain_recipes.training.train import Checkpoint
+    from ktrain_recipes.training.checkpoint import Checkpoint
 
     ds = kr.load_emotion(small_data)
     model = tiny_models["electra"]
@@ -163,7 +163,7 @@ def test_a_stale_checkpoint_is_removed_by_a_fresh_run_never_restored(tiny_models
 
 def test_a_truncated_checkpoint_gets_one_line(tiny_models, small_data, tmp_path):
     from ktrain_recipes.training.recipe import start_run
-    from ktrain_recipes.training.train import Checkpoint
+    from ktrain_recipes.training.checkpoint import Checkpoint
 
     ds = kr.load_emotion(small_data)
     model = tiny_models["bert"]

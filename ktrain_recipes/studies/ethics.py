@@ -13,9 +13,9 @@ import numpy as np
 from ktrain_recipes.config import RecipeConfig
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.studies.ethics_data import (
-    TASKS, Task, get_task, group_exact_match, is_hub_layout, load_ethics, load_pairs, score_task, split_pairs,
-    task_file,
+    TASKS, Task, get_task, is_hub_layout, load_ethics, load_pairs, score_task, split_pairs, task_file,
 )
+from ktrain_recipes.studies.ethics_groups import group_exact_match
 from ktrain_recipes.studies.ethics_ranker import rank_pairs, train_ranker
 
 

@@ -23,7 +23,9 @@ import numpy as np
 
 from ktrain_recipes.config import RecipeConfig
 from ktrain_recipes.errors import RecipesError, note
-from ktrain_recipes.predictor.manifest import read_manifest, read_metrics
+from ktrain_recipes.predictor.manifest import read_manifest
+from ktrain_recipes.training.students import (cut_layers, layer_count, pretrained_classifier, same_tokenizer,
+                                              teacher_base)
 
 
 @dataclass
@@ -64,74 +66,6 @@ class DistillSettings:
         if self.augment and self.alpha == 1:
             raise RecipesError("--augment adds texts only the teacher labels, and --alpha 1 ignores the teacher: "
                                "lower --alpha, or leave --augment out")
-
-
-def same_tokenizer(student: str, teacher_tokenizer) -> bool:
-    """Whether the student checkpoint reads texts with the teacher's vocabulary (then it is fed the teacher's token
-    ids; otherwise it reads the texts with its own tokenizer, and the teacher's logits are joined to it by text)."""
-    from ktrain_recipes.data.maxlen import load_tokenizer
-    from ktrain_recipes.models import resolve_model
-
-    return load_tokenizer(resolve_model(student)).get_vocab() == teacher_tokenizer.get_vocab()
-
-
-def encoder_layers(model) -> list:
-    """Return the list of encoder layers of a BERT-family classification model (BERT, RoBERTa, ELECTRA,
-    MiniLM: ``encoder.layer``; DistilBERT: ``transformer.layer``)."""
-    main = model.layers[0]
-    for path in ("encoder.layer", "transformer.layer"):
-        obj = main
-        for attr in path.split("."):
-            obj = getattr(obj, attr, None)
-        if isinstance(obj, list) and obj:
-            return obj
-    raise RecipesError(f"cannot find the encoder layers of a {type(model).__name__}: distil a BERT, RoBERTa, "
-                       "ELECTRA, DistilBERT or MiniLM teacher (ALBERT shares one layer, so it cannot be cut)")
-
-
-def layer_map(teacher_layers: int, student_layers: int) -> list[int]:
-    """Which teacher layer initialises each student layer: every other one (0, 2, 4, ...)."""
-    step = max(1, teacher_layers // student_layers)
-    mapping = [min(i * step, teacher_layers - 1) for i in range(student_layers)]
-    if student_layers >= teacher_layers:
-        raise RecipesError(f"the student needs fewer layers than the teacher's {teacher_layers}, "
-                           f"got --layers {student_layers}")
-    return mapping
-
-
-def layer_count(config) -> int:
-    """The number of encoder layers a model's config declares."""
-    return getattr(config, "n_layers", None) or config.num_hidden_layers
-
-
-def cut_layers(model, layers: int, whole: bool = False):
-    """Return a ``layers``-layer copy of a BERT-family classifier that keeps every other encoder layer
-    (teacher layer ``map[i]`` becomes layer ``i``) and all other weights; also return the layer map.
-    ``whole``: a ``layers`` equal to the model's own count returns the model itself, uncut."""
-    from transformers import TFAutoModelForSequenceClassification
-
-    if whole and layers == layer_count(model.config):
-        return model, list(range(layers))
-    config = model.config.__class__.from_dict(model.config.to_dict())
-    key = "n_layers" if hasattr(config, "n_layers") else "num_hidden_layers"
-    mapping = layer_map(getattr(config, key), layers)
-    setattr(config, key, layers)
-    student = TFAutoModelForSequenceClassification.from_config(config)
-    student(student.dummy_inputs, training=False)  # create the weights
-    src_layers, dst_layers = encoder_layers(model), encoder_layers(student)
-    for i, j in enumerate(mapping):
-        dst_layers[i].set_weights(src_layers[j].get_weights())
-    copied = {id(w) for layer in dst_layers for w in layer.weights}
-    by_name = {_strip(w.name): w for w in model.weights}
-    for weight in student.weights:
-        if id(weight) not in copied:  # embeddings, pooler, classifier: the same names in both models
-            weight.assign(by_name[_strip(weight.name)])
-    return student, mapping
-
-
-def _strip(name: str) -> str:
-    """A weight's name without its model prefix (``tf_bert_for_sequence_classification_3/``)."""
-    return name.split("/", 1)[1] if "/" in name else name
 
 
 def distillation_loss(num_labels: int, temperature: float, alpha: float):
@@ -181,20 +115,6 @@ def teacher_logits(teacher, dataset) -> np.ndarray:
     return out
 
 
-def pretrained_classifier(name: str, num_labels: int):
-    """The pretrained checkpoint ``name`` (registry name, hub id or folder) with a fresh classification head."""
-    from transformers import TFAutoModelForSequenceClassification
-
-    from ktrain_recipes.models import resolve_model
-
-    return TFAutoModelForSequenceClassification.from_pretrained(resolve_model(name), num_labels=num_labels)
-
-
-def teacher_base(teacher: str) -> str:
-    """The pretrained checkpoint a saved teacher predictor was fine-tuned from (its metrics.json's model)."""
-    return read_metrics(teacher).get("settings", {}).get("model", "minilm")
-
-
 def pack_targets(teacher_model, *datasets, logits: list | None = None) -> None:
     """Put the teacher's logits beside each example's one-hot label, in place: ktrain's transformer datasets take
     any target array, so ``fit_onecycle`` trains on ``[labels | teacher logits]`` unchanged. ``logits``: one array
@@ -236,6 +156,47 @@ def teacher_labels(data, start: int, num_labels: int) -> None:
     data.y[start:, :num_labels] = soft / soft.sum(axis=1, keepdims=True)
 
 
+def check_request(config: RecipeConfig, settings: DistillSettings) -> None:
+    """Refuse, before any work, a distillation that cannot be made: another maxlen, or a student saved over its
+    teacher."""
+    if config.maxlen != "auto":
+        raise RecipesError(f"distill takes the teacher's maxlen; leave --maxlen out (got {config.maxlen})")
+    if config.out and Path(config.out).resolve() == Path(settings.teacher).resolve():
+        raise RecipesError(f"--out '{config.out}' is the teacher: the student would replace it; choose another "
+                           "folder")
+
+
+def compile_student(student, config: RecipeConfig, settings: DistillSettings, n: int) -> None:
+    """Compile ``student`` with the distillation loss on ``n`` labels and a legacy optimizer: fit_onecycle cycles
+    the optimizer's lr and beta_1, which legacy optimizers hold as variables; with weight decay, the
+    AdamWeightDecay that ktrain's ``learner.set_weight_decay`` compiles with."""
+    import tensorflow as tf
+    from ktrain.utils import get_default_optimizer
+
+    optimizer = get_default_optimizer(config.lr, config.weight_decay) if config.weight_decay \
+        else tf.keras.optimizers.legacy.Adam(config.lr)
+    student.compile(optimizer=optimizer, loss=distillation_loss(n, settings.temperature, settings.alpha),
+                    metrics=[label_accuracy(n)])
+
+
+def student_reader(settings: DistillSettings, teacher_predictor):
+    """The student's preprocessor and whether it is its own: the teacher's, or for a student of another vocabulary
+    its own tokenizer at the teacher's maxlen. Refuses, before any copy is made or model cut, a student as deep as
+    what it is cut from."""
+    from ktrain_recipes.models import resolve_model
+    from ktrain_recipes.training.recipe import transformer_preprocessor
+
+    t = teacher_predictor.preproc
+    own = settings.student is not None and not same_tokenizer(settings.student, t.get_tokenizer())
+    s = transformer_preprocessor(resolve_model(settings.student), t.maxlen, list(t.get_classes()),
+                                 t.batch_size) if own else t
+    most = layer_count(s.config if own else teacher_predictor.model.config)
+    if settings.layers > most or (settings.layers == most and not own):
+        raise RecipesError(f"--layers {settings.layers}: the student is cut from a {most}-layer model, so it takes "
+                           f"fewer layers (1 to {most - 1})" + (f", or {most} to use it whole" if own else ""))
+    return s, own
+
+
 def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> dict:
     """Distil a student from a saved teacher predictor on ``config``'s data; save it to ``config.out``.
 
@@ -247,20 +208,13 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     Returns metrics.json's content (with ``distillation``: teacher, T, alpha, layer map).
     """
     import ktrain
-    import tensorflow as tf
-    from ktrain.utils import get_default_optimizer
 
     from ktrain_recipes.training.batching import bucket_batches
     from ktrain_recipes.predictor.loading import load_checked_predictor
-    from ktrain_recipes.models import resolve_model
-    from ktrain_recipes.training.recipe import run_identity, start_run, train_and_save, transformer_preprocessor
+    from ktrain_recipes.training.recipe import run_identity, start_run, train_and_save
     from ktrain_recipes.training.train import set_seed
 
-    if config.maxlen != "auto":
-        raise RecipesError(f"distill takes the teacher's maxlen; leave --maxlen out (got {config.maxlen})")
-    if config.out and Path(config.out).resolve() == Path(settings.teacher).resolve():
-        raise RecipesError(f"--out '{config.out}' is the teacher: the student would replace it; choose another "
-                           "folder")
+    check_request(config, settings)
     run = start_run(config, dataset)
     config, ds = run.config, run.data
     teacher_predictor = load_checked_predictor(settings.teacher)
@@ -269,15 +223,7 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     if list(ds.label_names) != list(teacher_predictor.get_classes()):
         raise RecipesError(f"the data's labels ({', '.join(ds.label_names)}) differ from the teacher's "
                            f"({', '.join(teacher_predictor.get_classes())}): distil on the teacher's data")
-    own = settings.student is not None and not same_tokenizer(settings.student, t.get_tokenizer())
-    # the student's reader: the teacher's, or for a student of another vocabulary its own at the teacher's maxlen
-    s = transformer_preprocessor(resolve_model(settings.student), t.maxlen, list(t.get_classes()),
-                                 t.batch_size) if own else t
-    # before any copy is made or model cut: a student as deep as what it is cut from is no student
-    most = layer_count(s.config if own else teacher_predictor.model.config)
-    if settings.layers > most or (settings.layers == most and not own):
-        raise RecipesError(f"--layers {settings.layers}: the student is cut from a {most}-layer model, so it takes "
-                           f"fewer layers (1 to {most - 1})" + (f", or {most} to use it whole" if own else ""))
+    s, own = student_reader(settings, teacher_predictor)
     set_seed(config.seed)
     texts, ids = with_copies(list(run.train[0]), list(ds.label_ids(run.train[1])), settings.augment, config.seed,
                              s.get_tokenizer().mask_token or "[MASK]")
@@ -289,22 +235,15 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
                                   whole=own)
     if settings.alpha == 1:  # the labels alone: the loss never reads the teacher's logits, so none are computed
         logits = [np.zeros((len(d.x), n), np.float32) for d in (trn, val_data)]
-    elif own:
+    else:  # for a student of its own vocabulary, the teacher's logits on the teacher's reading of the same texts
         logits = [teacher_logits_for(teacher_predictor.model, t, texts, ids),
-                  teacher_logits_for(teacher_predictor.model, t, list(run.val[0]), val_ids)]
-    else:
-        logits = None
+                  teacher_logits_for(teacher_predictor.model, t, list(run.val[0]), val_ids)] if own else None
     pack_targets(teacher_predictor.model, trn, val_data, logits=logits)
     originals = len(run.train[0])
     if settings.augment:
         run.train = (texts, list(run.train[1]) + [run.train[1][0]] * (len(texts) - originals))  # n_train counts all
         teacher_labels(trn, originals, n)
-    # legacy optimizers: fit_onecycle cycles the optimizer's lr and beta_1, which they hold as variables;
-    # with weight decay, the AdamWeightDecay that ktrain's learner.set_weight_decay compiles with
-    optimizer = get_default_optimizer(config.lr, config.weight_decay) if config.weight_decay \
-        else tf.keras.optimizers.legacy.Adam(config.lr)
-    student.compile(optimizer=optimizer, loss=distillation_loss(n, settings.temperature, settings.alpha),
-                    metrics=[label_accuracy(n)])
+    compile_student(student, config, settings, n)
     learner = ktrain.get_learner(student, train_data=trn, val_data=val_data, batch_size=config.batch_size)
 
     # absolute paths: distilling from this student later, from another folder, finds its teacher

@@ -13,19 +13,17 @@ from types import SimpleNamespace
 from ktrain_recipes.config import RecipeConfig
 from ktrain_recipes.errors import RecipesError, note
 from ktrain_recipes.data.loading import LabelledTexts, load_data_for, sample
-from ktrain_recipes.inference.evaluate import format_report, score
 from ktrain_recipes.data.maxlen import load_tokenizer, resolve_maxlen
-from ktrain_recipes.models import get_spec, resolve_model
+from ktrain_recipes.models import resolve_model
 from ktrain_recipes.plots import plot_confusion_matrix, save_figure
-from ktrain_recipes.inference.prediction import classify
 from ktrain_recipes.segments import takes_segment_ids
 from ktrain_recipes.predictor.staging import check_out_dir, check_space, staged_predictor
-from ktrain_recipes.inference.timing import time_inference
 from ktrain_recipes.training.precision import float32_head, set_policy
+from ktrain_recipes.training.checkpoint import Checkpoint
 from ktrain_recipes.training.train import (
-    Checkpoint, batch_for_updates, fit_with_checkpoint, optimizer_steps, set_seed, steady_examples_per_s
+    batch_for_updates, fit_with_checkpoint, optimizer_steps, set_seed
 )
-from ktrain_recipes.versions import package_versions
+from ktrain_recipes.training.record import epoch_scores, lr_find, measure, record_run
 
 
 @dataclass
@@ -184,7 +182,7 @@ def train_and_save(run: Run, learner, preproc, identity: dict, chief: bool = Tru
     if config.resume:
         note(f"resuming after {record['epochs_completed']} of {config.epochs} epoch(s), mid-schedule")
     with staged_predictor(out, config.overwrite or config.resume) if chief else scratch_folder() as stage:
-        found = _lr_find(learner, stage.path) if config.lr_find and not config.resume else {}
+        found = lr_find(learner, stage.path) if config.lr_find and not config.resume else {}
         scorer = epoch_scores(per_epoch, preproc, learner.batch_size, record) if per_epoch else None
         trained = fit_with_checkpoint(learner, config.lr, config.epochs, checkpoint, record,
                                       callbacks=[scorer] if scorer else None, average_last=config.average_last,
@@ -228,32 +226,6 @@ def class_weights(config: RecipeConfig, labels: list[str], ds: LabelledTexts) ->
     return weights
 
 
-def _epoch_scores_callback():
-    import tensorflow as tf
-
-    class EpochScores(tf.keras.callbacks.Callback):
-        """After each epoch: wrap the model in a ktrain predictor, score it with ``score``, print and keep it."""
-
-        def __init__(self, score, preproc, batch_size: int, record: dict):
-            super().__init__()
-            self.score, self.preproc, self.batch_size = score, preproc, batch_size
-            self.scores = record.setdefault("per_epoch", [])  # the run's record keeps them for --resume
-
-        def on_epoch_end(self, epoch, logs=None):
-            import ktrain
-
-            found = self.score(ktrain.get_predictor(self.model, self.preproc, batch_size=self.batch_size))
-            self.scores.append({"epoch": epoch + 1, **found})
-            print(f"epoch {epoch + 1}: " + ", ".join(f"{k} {v:.4f}" for k, v in found.items()))
-
-    return EpochScores
-
-
-def epoch_scores(score, preproc, batch_size: int, record: dict):
-    """The callback that scores the model after each epoch (its class is built once TensorFlow is loaded)."""
-    return _epoch_scores_callback()(score, preproc, batch_size, record)
-
-
 def run_identity(run: Run) -> dict:
     """What any run's checkpoint must match for ``--resume``: its training texts, schedule and seed."""
     import hashlib
@@ -269,55 +241,3 @@ def run_identity(run: Run) -> dict:
 def checkpoint_identity(run: Run, maxlen: int) -> dict:
     """What a checkpoint must match for ``--resume`` to continue it: the settings that change the model."""
     return {"model": run.config.model, "labels": list(run.data.label_names), "maxlen": maxlen, **run_identity(run)}
-
-
-def _lr_find(learner, stage: Path) -> dict:
-    """ktrain's LR finder (weights restored afterwards); its plot with ktrain's suggestion goes to lr_find.png."""
-    learner.lr_find(lr_mult=1.03, verbose=1, show_plot=False)  # x1.03 per batch: about 600 batches to diverge
-    fig = learner.lr_plot(suggest=True, return_fig=True)
-    save_figure(fig, stage / "lr_find.png")
-    suggested = _suggested_lr(learner)
-    if suggested:
-        note(f"lr_find suggests lr {suggested:.1e} (plot: lr_find.png)")
-    return {"suggested_lr": suggested}
-
-
-def _suggested_lr(learner) -> float | None:
-    """ktrain's "min loss divided by 10" estimate, the classic rule of thumb (``learner.lr_estimate()``)."""
-    try:
-        return float(learner.lr_estimate()[1])
-    except (AttributeError, TypeError, IndexError, ValueError):
-        return None
-
-
-def measure(predictor, val: tuple[list, list], label_names: list[str]) -> dict:
-    """Score the predictor on the validation texts, print the report, and time its inference."""
-    metrics = score(val[1], classify(predictor, val[0]), label_names)
-    print(format_report(metrics))
-    metrics["inference"] = time_inference(lambda t: classify(predictor, t), val[0])
-    return metrics
-
-
-def record_run(metrics: dict, config: RecipeConfig, maxlen: int, trained: dict, learner, **extra) -> dict:
-    """Add what a run used and measured to its metrics (this is what metrics.json holds).
-
-    Args:
-      metrics: from ``score``, with the ``inference`` timing added.  config: the run's settings.
-      maxlen: the maxlen used.  trained: ``timer.trained()`` or ``fit_with_checkpoint``'s record.
-      learner: the trained ktrain learner.  extra: n_train, data_source and anything else worth keeping.
-    """
-    timing = metrics["inference"]
-    metrics.update(
-        maxlen=maxlen, model_id=get_spec(config.model).model_id or Path(config.model).name,
-        settings=config.settings(), **extra, interrupted=trained.get("interrupted", False),
-        epochs_completed=trained["epochs_completed"], train_seconds=trained["train_seconds"],
-        averaged_epochs=trained.get("averaged_epochs", 1), optimizer=type(learner.model.optimizer).__name__,
-        train_examples_per_s=steady_examples_per_s(extra.get("n_train", 0), trained.get("epoch_seconds", [])),
-        optimizer_steps=trained.get("optimizer_steps") or optimizer_steps(learner.train_data.nsamples(),
-                                                                          learner.batch_size,
-                                                                          trained["epochs_completed"]),
-        history=trained["history"], inference_ms_per_text=timing["ms_per_text"],
-        latency_p50_ms=timing["latency_p50_ms"], throughput_per_s=timing["throughput_per_s"],
-        params=int(learner.model.count_params()), versions=package_versions(),
-    )
-    return metrics

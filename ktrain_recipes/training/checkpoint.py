@@ -1,0 +1,164 @@
+"""A run that survives being cut off: its checkpoint beside the output folder (the whole training state after
+every epoch, the best epoch's weights, the run's record and identity), and the one-cycle schedule resumed at the step
+the run had reached."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+
+from ktrain_recipes.errors import RecipesError, note
+
+
+class Checkpoint:
+    """What an interrupted run needs to go on mid-schedule, kept beside ``out`` in ``.OUT.resume/``.
+
+    - ``backup/``: the whole training state after every epoch (weights, optimizer state, the epoch), written by
+      Keras' ``BackupAndRestore``; a resumed ``fit`` restores it and starts at the next epoch;
+    - ``run.json``: what the run is (``identity``: the settings that must match for ``--resume``) and its record
+      (epochs completed, seconds, the per-epoch history and scores, the optimizer's step count at the start);
+    - ``best.h5``: the weights of the epoch with the lowest validation loss, restored on Ctrl-C.
+
+    The one-cycle position and the data order follow from the restored step count (``resumed_schedule``,
+    ``BucketedDataset.set_epoch``), so the first resumed step uses the learning rate the uninterrupted run would
+    have used. The folder is never a predictor; a finished run removes it (``clear``).
+    """
+
+    def __init__(self, out: Path, identity: dict, backup: bool = True):
+        """``backup=False``: keep only the best epoch (a multi-worker run, whose state saves are collective: every
+        worker would have to take part)."""
+        self.keeps_state = backup
+        self.folder = out.parent / f".{out.name}.resume"
+        self.backup, self.info, self.weights = self.folder / "backup", self.folder / "run.json", self.folder / "best.h5"
+        self.identity = identity
+
+    def exists(self) -> bool:
+        return self.folder.exists()
+
+    def start_fresh(self) -> dict:
+        """Remove a checkpoint left by another run (saying so); return the new run's record."""
+        if self.exists():
+            note(f"note: removed the checkpoint {self.folder.name} of an earlier run (no --resume given)")
+            self.clear()
+        self.folder.mkdir(parents=True)
+        record = self.empty_record()
+        self.write(record)
+        return record
+
+    @staticmethod
+    def empty_record() -> dict:
+        """The record of a run that has trained nothing yet."""
+        return {"run_id": uuid.uuid4().hex, "epochs_completed": 0, "train_seconds": 0.0, "history": {},
+                "per_epoch": []}
+
+    def resume(self) -> dict:
+        """Check that the checkpoint is this run's and readable; return its record (``fit`` restores the state)."""
+        import tensorflow as tf
+
+        if not self.info.is_file():
+            raise RecipesError(f"nothing to resume: no checkpoint {self.folder} (a run that was cut off leaves one; "
+                               "train without --resume)")
+        try:
+            record = json.loads(self.info.read_text())
+        except (OSError, json.JSONDecodeError):
+            raise RecipesError(f"the checkpoint {self.folder.name} has no readable record {self.info.name}: "
+                               "train again without --resume") from None
+        mine = record.get("identity", {})
+        differs = [f"{k} ({mine.get(k)!r} there, {v!r} now)" for k, v in self.identity.items() if mine.get(k) != v]
+        if differs:
+            raise RecipesError(f"the checkpoint {self.folder.name} is from a run with other settings: "
+                               f"{'; '.join(differs)}. Resume with that run's settings, or train again without "
+                               "--resume")
+        latest = tf.train.latest_checkpoint(str(self.backup / "chief")) or tf.train.latest_checkpoint(str(self.backup))
+        if record.get("epochs_completed") and latest is None:
+            raise RecipesError(f"the checkpoint {self.folder} has no saved training state: train again without "
+                               "--resume")
+        if latest is not None:
+            try:
+                tf.train.load_checkpoint(latest)
+            except Exception:  # tf raises DataLossError/NotFoundError/OpError for truncated or foreign files
+                raise RecipesError(f"the checkpoint {self.folder} is truncated or unreadable: train again without "
+                                   "--resume") from None
+        return record
+
+    def callbacks(self, record: dict) -> list:
+        """The Keras callbacks that keep the checkpoint: the whole state after every epoch, and the best epoch."""
+        import tensorflow as tf
+
+        best = tf.keras.callbacks.ModelCheckpoint(str(self.weights), monitor="val_loss", save_best_only=True,
+                                                  save_weights_only=True)
+        losses = record["history"].get("val_loss")
+        if losses:  # a resumed run keeps the best epoch of its earlier legs
+            best.best = min(losses)
+        if not self.keeps_state:
+            return [best]
+        return [tf.keras.callbacks.BackupAndRestore(str(self.backup), delete_checkpoint=False), best]
+
+    def write(self, record: dict) -> None:
+        tmp = self.info.with_name(self.info.name + ".partial")
+        tmp.write_text(json.dumps({**record, "identity": self.identity}))
+        os.replace(tmp, self.info)
+
+    def clear(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def resume_callback(checkpoint: Checkpoint | None, record: dict, steps_per_epoch: int, dataset):
+    """A callback that, once ``BackupAndRestore`` has restored the state, reads how far the run got: it records
+    the optimizer's step count at the run's very start, sets the data order's epoch, and drops any record of an
+    epoch whose state was not saved."""
+    import tensorflow as tf
+
+    class Resume(tf.keras.callbacks.Callback):
+        steps_done = 0
+
+        def on_train_begin(self, logs=None):
+            now = int(self.model.optimizer.iterations.numpy())
+            record.setdefault("start_iterations", now)
+            self.steps_done = now - record["start_iterations"]
+            epochs = self.steps_done // steps_per_epoch
+            if epochs < record["epochs_completed"]:  # cut off between the record and the state: the state wins
+                record["epochs_completed"] = epochs
+                for values in [*record["history"].values(), record["per_epoch"]]:
+                    del values[epochs:]  # in place: the callbacks that append to them hold these lists
+            if hasattr(dataset, "set_epoch"):
+                dataset.set_epoch(epochs)
+            if checkpoint:
+                checkpoint.write(record)
+
+    return Resume()
+
+
+@contextmanager
+def resumed_schedule(resume):
+    """While training: ktrain's one-cycle callback starts at the step the run had reached (``resume.steps_done``).
+
+    ktrain's ``fit_onecycle`` makes its own ``CyclicLR``, whose step count is not saved; this replays its
+    per-step update up to that step (learning rate, momentum, the annihilation phase), so the first resumed
+    step gets the rate and momentum an uninterrupted run would have had.
+    """
+    from ktrain.lroptimize import triangular
+
+    original = triangular.CyclicLR
+
+    class ResumedCyclicLR(original):
+        def on_train_begin(self, logs=None):
+            initial = self.base_lr
+            # ktrain's on_train_begin sets orig_base_lr, which the cycle's last step reads: the replay reaches that
+            # step when the run was cut after its last epoch (before the save)
+            self.orig_base_lr = initial
+            for _ in range(resume.steps_done):
+                self.on_batch_end(None)
+            super().on_train_begin(logs)
+            self.orig_base_lr = initial  # as in the run that was never cut
+
+    triangular.CyclicLR = ResumedCyclicLR
+    try:
+        yield
+    finally:
+        triangular.CyclicLR = original
