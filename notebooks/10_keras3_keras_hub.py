@@ -194,8 +194,8 @@ pd.Series(timing).round(2)
 
 # %% [markdown]
 # In batches the model classifies about 47 texts a second; one text at a time, `predict` takes about two seconds
-# (1,870 ms at the median, with tests sharing the CPU), because each call builds a new input pipeline. A service would call the model on batches, or serve the int8 ONNX
-# copy that the ktrain path exports (notebook 07).
+# (1,870 ms at the median, with tests sharing the CPU), because each call builds a new input pipeline. A service
+# would call the model on batches, or serve the int8 ONNX copy that the ktrain path exports (notebook 07).
 #
 # A `.keras` file holds the whole model, its preprocessor and tokenizer included; `keras.saving.load_model` brings
 # it back, and it answers as before. (The command-line tools, `predict`, `export` and `serve`, take the predictor
