@@ -23,7 +23,8 @@
 # Every notebook's time and results in one page:
 # [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
 #
-# **What you will see.** The outputs of a real run on a 2-core Intel Xeon CPU at 2.5 GHz with AVX-512 (no bfloat16) and no GPU.
+# **What you will see.** The outputs of a real run on a 2-core Intel Xeon CPU at 2.5 GHz with AVX-512 (no bfloat16)
+# and no GPU.
 # Another notebook's predictions shared the CPU while the costs were measured, so read the cost table's rows against
 # each other rather than as this CPU's best.
 

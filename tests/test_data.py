@@ -290,3 +290,21 @@ def test_a_jsonl_records_line_number_counts_blank_lines(tmp_path):
                     '\n{"text": "", "label": "joy"}\n')
     with pytest.raises(RecipesError, match=r"data.jsonl:6: empty text"):
         load_data(str(path))
+
+
+def test_training_data_not_in_utf8_is_refused_at_its_first_such_line(tmp_path):
+    path = tmp_path / "mine.csv"
+    path.write_bytes("text,label\nfine,a\nalso fine,b\ncaf\xe9 au lait,a\n".encode("latin-1"))
+    with pytest.raises(RecipesError, match=r"mine.csv:4 is not UTF-8 \(byte 0xe9\): save the file as UTF-8"):
+        load_data(str(path))
+
+
+def test_a_label_seen_once_is_named_and_the_split_says_it_is_not_stratified(tmp_path, capsys):
+    path = tmp_path / "mine.csv"
+    rows = [f"text {i},{'a' if i % 2 else 'b'}" for i in range(40)] + ["the odd one,c"]
+    path.write_text("text,label\n" + "\n".join(rows) + "\n")
+    ds = load_data(str(path), val_fraction=0.25)
+    err = capsys.readouterr().err
+    assert "label 'c' has a single row" in err and "add rows for it" in err
+    assert "not stratified" in err
+    assert sorted(ds.label_names) == ["a", "b", "c"] and len(ds.texts("validation")) == 11

@@ -6,6 +6,8 @@ text data works: name its columns, and the label names come from the data itself
 
 from __future__ import annotations
 
+from collections import Counter
+
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,14 +131,20 @@ def _hold_out_validation(data: LabelledTexts, fraction: float, seed: int) -> Non
 
     check_fraction(fraction)
     texts, labels = data.splits["train"]
+    once = sorted(str(label) for label, n in Counter(labels).items() if n == 1)
+    if once:  # one row cannot be both learned from and scored: said once, in a line that says what to do
+        note(f"label {', '.join(repr(n) for n in once[:5])} has a single row in {data.source}: it cannot be both "
+             "learned and scored; add rows for it (a few dozen at least) or remove it")
     try:
         split = train_test_split(texts, labels, test_size=fraction, stratify=labels, random_state=seed)
+        how = "stratified"
     except ValueError:  # a class with a single example cannot be stratified
         split = train_test_split(texts, labels, test_size=fraction, random_state=seed)
+        how = "not stratified"
     tr_x, va_x, tr_y, va_y = split
     data.splits["train"], data.splits["validation"] = (list(tr_x), list(tr_y)), (list(va_x), list(va_y))
     note(f"no validation split in {data.source}: held out {len(va_x)} of {len(texts)} training texts "
-          f"({fraction:.0%}, stratified, seed {seed}); training on {len(tr_x)}")
+          f"({fraction:.0%}, {how}, seed {seed}); training on {len(tr_x)}")
 
 
 def _is_int(value) -> bool:

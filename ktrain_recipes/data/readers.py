@@ -56,6 +56,8 @@ def read_file(path: Path, columns: Columns):
             lines = [line for _, line in zip(range(2), f) if line.strip()]
         if len(lines) < 2:
             raise RecipesError(f"{path}: no rows below the header: add the data rows")
+    if kind != "parquet":
+        check_utf8(path)
     try:
         ds = datasets.load_dataset(kind, data_files=str(path), split="train", **_reader_args(path))
     except Exception as exc:  # pyarrow/datasets parse errors come in many types
@@ -110,6 +112,22 @@ def _text(value, where: str, column: str) -> str:
         raise RecipesError(f"{where}: the text in column '{column}' has nothing to read (only invisible, replacement "
                            "or private-use characters); fix or remove the row")
     return value if isinstance(value, str) else str(value)  # "123" may parse as a number
+
+
+def check_utf8(path: Path) -> None:
+    """Refuse, naming the first line that is not UTF-8, a text file in another encoding (a spreadsheet's "CSV" is
+    often Windows-1252): read line by line, so a large file is never held whole."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    with open(path, "rb") as f:
+        for n, line in enumerate(f, start=1):
+            try:
+                decoder.decode(line)
+            except UnicodeDecodeError as exc:
+                byte = exc.object[exc.start]
+                raise RecipesError(f"{path}:{n} is not UTF-8 (byte 0x{byte:02x}): save the file as UTF-8 (a "
+                                   "spreadsheet's 'CSV UTF-8', or: iconv -f cp1252 -t utf-8 FILE > NEW)") from None
 
 
 def _reader_args(path: Path) -> dict:
