@@ -202,4 +202,5 @@ kr.published_table()
 # 2. Build DistilBERT with 3 layers (`CostSettings(architectures=("distilbert",), layers=3)`) and compare its
 #    single-text time with the 6-layer row.
 #
-# **Next:** [06_compare_models](06_compare_models.ipynb): every run side by side.
+# **Next:** [04_your_own_data](04_your_own_data.ipynb): the same steps on a CSV of your own; then
+# [06_compare_models](06_compare_models.ipynb), every run side by side.

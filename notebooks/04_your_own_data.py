@@ -125,8 +125,10 @@ pd.DataFrame({name: kr.score(val[1], list(b.fit(train[0], train[1]).predict(val[
               for name, b in baselines.items()}).loc[["accuracy", "macro_f1"]].T.astype(float).round(4)
 
 # %% [markdown]
-# Always answering `negative` is right more than half the time, yet its macro-F1 is low: it never gets the other two
-# labels. On a file like this, read macro-F1 beside accuracy, and the rare label's own line in the report (STEP 5).
+# Always answering `negative` is right more than half the time (0.5425), yet its macro-F1 is 0.2345: it never gets the
+# other two labels. The linear model on words reaches 0.78 accuracy but 0.57 macro-F1, for the same reason in part: it
+# seldom gets `surprised` right. On a file like this, read macro-F1 beside accuracy, and the rare label's own line in
+# the report (STEP 5).
 
 # %% [markdown]
 # ## STEP 3: How many weight updates
@@ -134,8 +136,9 @@ pd.DataFrame({name: kr.score(val[1], list(b.fit(train[0], train[1]).predict(val[
 # updates of batch 8. `kr.few_steps_note` says when a run gets too few to learn much.
 
 # %%
-pd.DataFrame([{"batch size": b, "weight updates": -(-len(train[0]) // b) * config.epochs,
-               "note": kr.few_steps_note(len(train[0]), b, config.epochs) or ""} for b in (32, 16, 8)])
+for batch in (32, 16, 8):
+    print(f"batch {batch}: {-(-len(train[0]) // batch) * config.epochs} weight updates")
+    print("  " + (kr.few_steps_note(len(train[0]), batch, config.epochs) or "enough"))
 
 # %% [markdown]
 # On the emotion slice the package ships (the same 1,600 texts, six labels), MiniLM reached 0.7675 validation
@@ -165,6 +168,11 @@ timer = kr.epoch_timer()
 history = learner.fit_onecycle(config.lr, config.epochs, callbacks=[timer])
 
 # %% [markdown]
+# Validation accuracy reached 0.9350 in the second epoch and stayed there, while the validation loss rose a little in
+# the third (0.1968, then 0.2108) and training accuracy kept climbing (0.9669): on 1,600 texts, three epochs are about
+# as many as help.
+
+# %% [markdown]
 # ## STEP 5: Evaluate
 # The report has a line per label: read the rare one.
 
@@ -175,6 +183,12 @@ kr.report_table(metrics)
 
 # %%
 kr.plot_confusion_matrix(metrics)
+
+# %% [markdown]
+# MiniLM reaches 0.935 accuracy and 0.832 macro-F1, far above both baselines. The rare label is the weak one:
+# `surprised` has an F1 of 0.600 on its 14 validation texts, where the two common labels are near 0.95. Fourteen
+# texts are too few to measure it well, and 59 training rows too few to learn it well: more rows of the rare label
+# would help more than any setting.
 
 # %% [markdown]
 # ## STEP 6: Save the predictor and use it on new rows
@@ -193,13 +207,19 @@ new_rows["feeling"] = kr.load_checked_predictor(config.out).predict(list(new_row
 new_rows
 
 # %% [markdown]
+# The first two come out as a reader would label them; the third, an unexpected letter, is read as `positive`, not
+# `surprised`: the model gives the rare label least readily.
+
+# %% [markdown]
 # ## STEP 7: What a mistake in the file gets
 # Three files with a mistake each, made from the first rows of the one above: an empty label, a label that appears
 # once, and a file saved in a spreadsheet's Windows encoding instead of UTF-8. Each gets one line that names the
 # row and says what to do; nothing is trained on a file that was misread.
 
 # %%
+import contextlib
 import dataclasses
+import io
 
 mistakes = Path(RUNS) / "mistakes"
 mistakes.mkdir(parents=True, exist_ok=True)
@@ -208,11 +228,21 @@ rows.assign(feeling=rows["feeling"].where(rows.index != 3, "")).to_csv(mistakes 
 rows.assign(feeling=rows["feeling"].where(rows.index != 5, "bored")).to_csv(mistakes / "label_once.csv", index=False)
 (mistakes / "not_utf8.csv").write_bytes("tweet,feeling\nmy caf\u00e9 au lait went cold,negative\n".encode("cp1252"))
 for path in sorted(mistakes.glob("*.csv")):
+    said = io.StringIO()  # the notes a load prints on stderr, shown here under the file's name
     try:
-        kr.load_data_for(dataclasses.replace(config, data=str(path)))
+        with contextlib.redirect_stderr(said):
+            kr.load_data_for(dataclasses.replace(config, data=str(path)))
         print(f"{path.name}: read")
     except kr.RecipesError as error:
         print(f"{path.name}: refused: {error}")
+    for line in said.getvalue().splitlines():
+        if line.strip() and "Generating" not in line:  # not the datasets library's progress bar
+            print(f"  {line}")
+
+# %% [markdown]
+# The empty label and the encoding stop the load at the line to fix. A label seen once is read, with a note that names
+# it: one row can be learned from or scored, not both, and the held-out split says it could not keep the labels in
+# proportion.
 
 # %% [markdown]
 # ## Recap
