@@ -194,8 +194,8 @@ kr.plot_confusion_matrix(metrics)
 # ## STEP 6: Save the predictor and use it on new rows
 # `kr.save_checked_predictor` writes the predictor with a manifest (label names, maxlen, a checksum per file) and the
 # run's record; `kr.load_checked_predictor` checks them before it loads. New rows can be a list of texts, or a whole
-# file from the command line: `python -m ktrain_recipes predict --predictor runs/own-data --input new.csv
-# --text-column tweet --output scored.csv`.
+# file from the command line, with its texts in a column named `text`: `python -m ktrain_recipes predict --predictor
+# runs/own-data --input new.csv --output scored.csv` (notebook 07 shows more).
 
 # %%
 metrics["inference"] = kr.time_inference(predictor.predict, val[0])
