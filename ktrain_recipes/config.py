@@ -303,6 +303,10 @@ class RecipeConfig:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, (str, os.PathLike)) or not str(value).strip()):
                 raise RecipesError(f"--{name.replace('_', '-')} must be a non-empty name or left out, got {value!r}")
+        if self.pair_column is not None and self.pair_column in (self.text_column, self.label_column):
+            which = "text" if self.pair_column == self.text_column else "label"
+            raise RecipesError(f"--pair-column '{self.pair_column}' is the {which} column: name the column that holds "
+                               "each text's second sentence, or leave it out")
         for name in ("lr_find", "bucketing", "smoke", "overwrite", "resume", "keep_checkpoint"):
             if not isinstance(getattr(self, name), bool):  # "False" from YAML or the environment is true
                 raise RecipesError(f"--{name.replace('_', '-')} must be True or False, got {getattr(self, name)!r}")

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 import ktrain_recipes as kr
-from ktrain_recipes import RecipeConfig, cli
+from ktrain_recipes import RecipeConfig, RecipesError, cli
 from ktrain_recipes.config import GROUPS
 
 
@@ -239,3 +239,17 @@ def test_bench_settings_out_of_range_are_one_line(argv, message, capsys):
     assert cli.main(argv) == 1
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("pair, which", [("q", "text"), ("label", "label")])
+def test_a_pair_column_that_is_the_text_or_label_column_is_refused(pair, which):
+    with pytest.raises(RecipesError, match=f"--pair-column '{pair}' is the {which} column"):
+        RecipeConfig(text_column="q", pair_column=pair)
+
+
+@pytest.mark.parametrize("pair", ["text", "label"])
+def test_predict_refuses_a_pair_column_that_is_the_text_or_label_column(tmp_path, capsys, pair):
+    (tmp_path / "in.csv").write_text("text,b\nhello,world\n")
+    assert cli.main(["predict", "--predictor", str(tmp_path / "none"), "--input", str(tmp_path / "in.csv"),
+                     "--pair-column", pair]) == 1
+    assert f"--pair-column '{pair}' is the {pair} column" in capsys.readouterr().err

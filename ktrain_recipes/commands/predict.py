@@ -48,6 +48,9 @@ def run(args) -> None:
     from ktrain_recipes.inference.output import check_output_file, output_format
 
     check_limit(args.chunk_size, "--chunk-size")
+    if args.pair_column in ("text", "label"):  # the texts' own column, or the column the predictions are written to
+        raise RecipesError(f"--pair-column '{args.pair_column}' is the {args.pair_column} column: name the column "
+                           "that holds each text's second sentence, or leave it out")
     if args.output:
         if args.texts and output_format(args.format, args.output) == "parquet":
             raise RecipesError("parquet output is for --input files: name the --output .txt, .csv, .json or .jsonl")
