@@ -5,7 +5,9 @@
 #
 # Notebooks 00-02 fine-tune on emotion, a dataset the package knows by name. Yours is a file: a column of texts, a
 # column of labels, names of its own, no validation split, and a label or two that is rarer than the rest. This
-# notebook takes such a file through ktrain's steps and checks at each one that it was read as you meant.
+# notebook takes such a file through ktrain's steps and checks at each one that it was read as you meant. ktrain's
+# calls do the training (STEP 4); the `kr.` calls, more of them here than ktrain's, are what ktrain leaves to you with
+# a file of your own: reading and checking it, the baseline and the scores, the checked save.
 #
 # **You will learn**
 #
