@@ -24,7 +24,9 @@ def test_minilm_fine_tune_beats_chance_by_a_wide_margin(emotion, tmp_path):
         assert metrics["model_id"] == REGISTRY["minilm"].model_id and metrics["optimizer_steps"] >= 500
     else:
         folder = tmp_path / "minilm"
-        config = kr.RecipeConfig("minilm", out=str(folder), limit=480, eval_limit=400, epochs=4, lr=2e-4, seed=42)
+        # batch 8 as make demo: 240 weight updates (at batch 32, 60 gave a model that read joy as fear)
+        config = kr.RecipeConfig("minilm", out=str(folder), limit=480, eval_limit=400, epochs=4, lr=1e-4, seed=42,
+                                 batch_size=8)
         metrics = kr.run_recipe(config, dataset=emotion)
     val = emotion.labels("validation")
     majority = val.count("joy") / len(val)  # ~0.35: always answering "joy"
