@@ -62,6 +62,15 @@ def check_limit(value: int | None, flag: str = "--limit") -> None:
         raise RecipesError(f"{flag} must be at least 1, got {value}")
 
 
+def check_pair_column(pair: str | None, text: str, label: str) -> None:
+    """Refuse a pair column that is the text or the label column: it would pair each text with itself, or need the
+    label to predict."""
+    if pair is not None and pair in (text, label):
+        which = "text" if pair == text else "label"
+        raise RecipesError(f"--pair-column '{pair}' is the {which} column: name the column that holds each text's "
+                           "second sentence, or leave it out")
+
+
 PRECISIONS = ("auto", "float32", "bfloat16", "float16")  # --precision's choices (training.precision applies them)
 DISTRIBUTE = ("none", "mirrored", "multiworker")  # --distribute's choices (training.distribute builds each)
 GROUPS = ("model", "data", "sample", "training", "output")  # each command takes some of these (see cli)
@@ -303,10 +312,7 @@ class RecipeConfig:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, (str, os.PathLike)) or not str(value).strip()):
                 raise RecipesError(f"--{name.replace('_', '-')} must be a non-empty name or left out, got {value!r}")
-        if self.pair_column is not None and self.pair_column in (self.text_column, self.label_column):
-            which = "text" if self.pair_column == self.text_column else "label"
-            raise RecipesError(f"--pair-column '{self.pair_column}' is the {which} column: name the column that holds "
-                               "each text's second sentence, or leave it out")
+        check_pair_column(self.pair_column, self.text_column, self.label_column)
         for name in ("lr_find", "bucketing", "smoke", "overwrite", "resume", "keep_checkpoint"):
             if not isinstance(getattr(self, name), bool):  # "False" from YAML or the environment is true
                 raise RecipesError(f"--{name.replace('_', '-')} must be True or False, got {getattr(self, name)!r}")

@@ -44,13 +44,11 @@ def run(args) -> None:
     if bool(args.texts) == bool(args.input):
         raise RecipesError("give either TEXT arguments or --input FILE (one of them)")
     # everything that can be checked without the model, before it loads
-    from ktrain_recipes.config import check_limit
+    from ktrain_recipes.config import check_limit, check_pair_column
     from ktrain_recipes.inference.output import check_output_file, output_format
 
     check_limit(args.chunk_size, "--chunk-size")
-    if args.pair_column in ("text", "label"):  # the texts' own column, or the column the predictions are written to
-        raise RecipesError(f"--pair-column '{args.pair_column}' is the {args.pair_column} column: name the column "
-                           "that holds each text's second sentence, or leave it out")
+    check_pair_column(args.pair_column, "text", "label")  # predict reads 'text' and writes 'label'
     if args.output:
         if args.texts and output_format(args.format, args.output) == "parquet":
             raise RecipesError("parquet output is for --input files: name the --output .txt, .csv, .json or .jsonl")
