@@ -30,7 +30,7 @@ $(SYSTEM):
 	apt-get install -y --no-install-recommends chromium wrk || \
 		(apt-get update && apt-get install -y --no-install-recommends chromium wrk)
 
-# Fine-tune MiniLM on a 1,600-text slice of emotion (4 to 13 minutes on a 2-core CPU: docs/results.md), then use the predictor. Without
+# Fine-tune MiniLM on a 1,600-text slice of emotion (224 s alone on a 2-core CPU once installed: docs/results.md), then use the predictor. Without
 # $EMOTION_DATA and without the hub, the data is the slice the package ships (ktrain_recipes/data/emotion_slice).
 # Batch 8 x 3 epochs = 600 weight updates: a batch of 32 on so few texts under-trains (docs/results.md).
 demo: $(VENV)/.installed

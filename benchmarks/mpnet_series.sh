@@ -72,18 +72,22 @@ for seed in ${SEEDS:-42 43}; do
   done
 done
 
-# 4. ETHICS at the paper's lower grid point (2 epochs, batch 16, weight decay 0.01), shortest tasks first
+# 4. ETHICS at the paper's lower grid point (2 epochs, batch 16, weight decay 0.01), shortest tasks first; seed 42's
+#    JSON is ethics-TASK-lrLR.json, another seed's ethics-TASK-lrLR-sSEED.json (ETHICS_SEEDS="42 43")
 if [ -n "${ETHICS_DATA:-}" ]; then
-  for task in ${TASKS:-justice deontology}; do
-    for lr in ${RATES:-3e-5}; do
-      json="$results/ethics-$task-lr$lr.json"
-      [ -f "$json" ] && { echo "skip $json (done)"; continue; }
-      echo "$(stamp) start ethics $task lr $lr"
-      go_on "$work/ethics-$task-lr$lr" "$python" -m ktrain_recipes ethics --task "$task" --data "$ETHICS_DATA" \
-        --model mpnet --batch-size 16 --lr "$lr" --epochs "${ETHICS_EPOCHS:-2}" --weight-decay 0.01 \
-        --class-weight none --seed 42 --json "$json.raw"
-      keep "$json.raw" "$json" && rm "$json.raw"
-      echo "$(stamp) done ethics $task lr $lr"
+  for seed in ${ETHICS_SEEDS:-42}; do
+    for task in ${TASKS:-justice deontology}; do
+      for lr in ${RATES:-3e-5}; do
+        name="ethics-$task-lr$lr"; [ "$seed" = 42 ] || name="$name-s$seed"
+        json="$results/$name.json"
+        [ -f "$json" ] && { echo "skip $json (done)"; continue; }
+        echo "$(stamp) start ethics $task lr $lr seed $seed"
+        go_on "$work/$name" "$python" -m ktrain_recipes ethics --task "$task" --data "$ETHICS_DATA" \
+          --model mpnet --batch-size 16 --lr "$lr" --epochs "${ETHICS_EPOCHS:-2}" --weight-decay 0.01 \
+          --class-weight none --seed "$seed" --json "$json.raw"
+        keep "$json.raw" "$json" && rm "$json.raw"
+        echo "$(stamp) done ethics $task lr $lr seed $seed"
+      done
     done
   done
 fi
