@@ -195,12 +195,39 @@ kr.published_table()
 # their own. Parameters live mostly in the encoder, except for ALBERT, which shares its layers and factorises its
 # embeddings, and so is small on disk but not fast. Speed follows the arithmetic per token: layers x width², measured
 # here with random weights at each model's real size. Accuracy on emotion is close across the four.
+
+# %% [markdown]
+# ## Exercises
+# Each exercise has its solution in the hidden cell below it: try it first, then open the cell (on Colab,
+# "Show code"; in Jupyter, the collapsed input). The solutions run in this project's tests, so they work
+# with the code above.
 #
-# **Try this.**
-#
-# 1. Measure the cost at `maxlen=128`: does the time per example double?
-# 2. Build DistilBERT with 3 layers (`CostSettings(architectures=("distilbert",), layers=3)`) and compare its
-#    single-text time with the 6-layer row.
-#
+# **Exercise 1.** Measure MiniLM's cost at `maxlen=128` instead of 64: does its training time per example double?
+# (Attention grows with the square of the length, the rest with the length.)
+
+# %% tags=["solution"] cellView="form" jupyter={"source_hidden": true}
+#@title Solution
+import dataclasses
+
+longer = kr.cost_table(dataclasses.replace(settings, architectures=("minilm",), maxlen=128))
+ratio = cost.loc["minilm", "train_examples_per_s"] / longer.loc["minilm", "train_examples_per_s"]
+print(f"maxlen 64: {cost.loc['minilm', 'train_examples_per_s']} examples/s, "
+      f"maxlen 128: {longer.loc['minilm', 'train_examples_per_s']}: {ratio:.2f}x the time per example")
+
+# %% [markdown]
+# **Exercise 2.** Build DistilBERT with 3 layers instead of 6 (`layers=3`) and set its parameters, single-text time
+# and training speed beside the row above. What halves, and what does not?
+
+# %% tags=["solution"] cellView="form" jupyter={"source_hidden": true}
+#@title Solution
+import dataclasses
+
+half_depth = max(1, (settings.layers or 6) // 2)  # DistilBERT has 6 layers (the table above may set another depth)
+half = kr.cost_table(dataclasses.replace(settings, architectures=("distilbert",), layers=half_depth))
+columns = ["parameters_m", "single_text_ms_p50", "train_examples_per_s"]
+pd.DataFrame({"as measured above": cost.loc["distilbert", columns],
+              f"{half_depth} layers": half.loc["distilbert", columns]})
+
+# %% [markdown]
 # **Next:** [04_your_own_data](04_your_own_data.ipynb): the same steps on a CSV of your own; then
 # [06_compare_models](06_compare_models.ipynb), every run side by side.

@@ -251,10 +251,36 @@ for path in sorted(mistakes.glob("*.csv")):
 # A CSV of your own goes through the same ktrain steps as emotion once its two columns are named. Check how it was
 # read (label names and their order, rows per label, the held-out split), read macro-F1 and the rare label's line
 # beside accuracy, and give a small file enough weight updates with a smaller batch.
+
+# %% [markdown]
+# ## Exercises
+# Each exercise has its solution in the hidden cell below it: try it first, then open the cell (on Colab,
+# "Show code"; in Jupyter, the collapsed input). The solutions run in this project's tests, so they work
+# with the code above.
 #
-# **Try this.**
-# - Train at `batch_size=32` and compare the report with this one, the rare label's line first.
-# - Put your own CSV in `DATA`, with its column names; if its labels are numbers, name them with `labels=[...]`.
+# **Exercise 1.** Which validation rows does the model get wrong, and how many of them carry the rarest label?
+
+# %% tags=["solution"] cellView="form" jupyter={"source_hidden": true}
+#@title Solution
+guesses = predictor.predict(val[0])
+wrong = pd.DataFrame({"text": val[0], "truth": val[1], "guess": guesses}).query("truth != guess")
+print(f"{len(wrong)} of {len(val[0])} wrong; by true label:")
+print(wrong["truth"].value_counts().to_string())
+wrong.head(5)
+
+# %% [markdown]
+# **Exercise 2.** Train at `batch_size=32` (a quarter of the weight updates) and set the rarest label's line of the
+# report beside this run's.
+
+# %% tags=["solution"] cellView="form" jupyter={"source_hidden": true}
+#@title Solution
+rarest = min(ds.label_names, key=list(train[1]).count)
+other = kr.run_recipe(dataclasses.replace(config, batch_size=32, out=f"{RUNS}/own-data-batch32"))
+pd.DataFrame({f"batch {config.batch_size}": metrics["report"][rarest], "batch 32": other["report"][rarest]}).T.round(3)
+
+# %% [markdown]
+# **More to try.** Put your own CSV in `DATA`, with its column names; if its labels are numbers, name them with
+# `labels=[...]`.
 #
 # **Next:**
 # [08_ethics_benchmark](08_ethics_benchmark.ipynb): a benchmark made of sentence pairs and its own score.

@@ -160,10 +160,33 @@ fig
 # ## Recap
 # Every figure above was read from a run's own `metrics.json`, not typed in: one table of your runs, one of the
 # published models, and a chart of latency against accuracy where a good model sits high and to the left.
+
+# %% [markdown]
+# ## Exercises
+# Each exercise has its solution in the hidden cell below it: try it first, then open the cell (on Colab,
+# "Show code"; in Jupyter, the collapsed input). The solutions run in this project's tests, so they work
+# with the code above.
 #
-# **Try this.**
-# Train one more model with the command line (`python -m ktrain_recipes train --model distilbert --limit 2000 --out
-# runs/distilbert-2k`) and run this notebook again: it joins the table.
+# **Exercise 1.** For each run in the first table, how many points of accuracy does it gain over the quickstart's
+# record, and how many more minutes of training did that cost?
+
+# %% tags=["solution"] cellView="form" jupyter={"source_hidden": true}
+#@title Solution
+base = table.loc["quickstart-3ep (record)"]
+pd.DataFrame({"points gained": 100 * (table["accuracy"] - base["accuracy"]),
+              "extra minutes of training": (table["train_seconds"] - base["train_seconds"]) / 60}).round(2)
+
+# %% [markdown]
+# **Exercise 2.** What share of each model's parameters is its embeddings (the vocabulary), and which model spends
+# most there?
+
+# %% tags=["solution"] cellView="form" jupyter={"source_hidden": true}
+#@title Solution
+(params["embeddings"] / params["total"]).sort_values(ascending=False).round(3).rename("share in embeddings")
+
+# %% [markdown]
+# **More to try.** Train one more model with the command line (`python -m ktrain_recipes train --model distilbert
+# --limit 2000 --out runs/distilbert-2k`) and run this notebook again: it joins the table.
 #
 # **Next:**
 # [07_reuse_predictor](07_reuse_predictor.ipynb): put a saved predictor to work.

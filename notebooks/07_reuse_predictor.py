@@ -173,11 +173,45 @@ server.wait()
 # A saved predictor is a folder: `kr.load_checked_predictor` checks and loads it, `predictor.predict` and
 # `kr.classify` classify, `explain` shows which words mattered, `kr.export_onnx` adds an int8 copy and `serve` answers
 # HTTP requests with it.
+
+# %% [markdown]
+# ## Exercises
+# Each exercise has its solution in the hidden cell below it: try it first, then open the cell (on Colab,
+# "Show code"; in Jupyter, the collapsed input). The solutions run in this project's tests, so they work
+# with the code above.
 #
-# **Try this.**
-# Start the service again (re-run the cell that starts it: the cell above stopped it), send it a pair of texts or
-# an empty string and read the error it answers with; then time `--int8` against the ktrain predictor on your own
-# file.
-#
+# **Exercise 1.** Start the service again, send it a pair of texts where it expects single texts, and an empty string,
+# and read the error each gets. Stop the service when done.
+
+# %% tags=["solution"] cellView="form" jupyter={"source_hidden": true}
+#@title Solution
+server = subprocess.Popen([sys.executable, "-m", "ktrain_recipes", "serve", "--predictor", PREDICTOR, "--port", "8765"])
+for _ in range(240):
+    try:
+        if httpx.get(URL + "/health").status_code == 200:
+            break
+    except httpx.TransportError:
+        time.sleep(0.5)
+try:
+    for body in ({"pairs": [["i lost my keys", "i feel so stupid"]]}, {"texts": [""]}):
+        response = httpx.post(URL + "/predict", json=body)
+        print(response.status_code, response.json())
+finally:
+    server.terminate()
+    server.wait()
+
+# %% [markdown]
+# **Exercise 2.** Time the int8 ONNX copy against the ktrain predictor on the texts of your file
+# (`kr.time_side_by_side` calls them in turn, so a busy moment of the machine hits both alike).
+
+# %% tags=["solution"] cellView="form" jupyter={"source_hidden": true}
+#@title Solution
+import functools
+
+predict = {"ktrain": predictor.predict,
+           "int8 ONNX": functools.partial(kr.classify, kr.open_predictor(PREDICTOR, int8=True))}
+pd.DataFrame(kr.time_side_by_side(predict, list(table["text"]) * 20, rounds=3, n_single=20)).T
+
+# %% [markdown]
 # **Next:**
 # [08_ethics_benchmark](08_ethics_benchmark.ipynb): your own data in practice, on a benchmark of moral judgements.

@@ -178,8 +178,32 @@ details
 # commonsense, and a ranking for utilitarianism. ktrain's calls are the same as for emotion; what changes is the
 # data's shape and the score. Exact match over groups is far below per-row accuracy, because one wrong variant fails
 # its whole group.
+
+# %% [markdown]
+# ## Exercises
+# Each exercise has its solution in the hidden cell below it: try it first, then open the cell (on Colab,
+# "Show code"; in Jupyter, the collapsed input). The solutions run in this project's tests, so they work
+# with the code above.
 #
-# **Try this.**
+# **Exercise 1.** Read five test scenarios the model got wrong, with their labels. Would you have agreed with the label?
+
+# %% tags=["solution"] cellView="form" jupyter={"source_hidden": true}
+#@title Solution
+wrong = [(scenario, label) for scenario, label, ok in zip(test_texts, test_labels, correct) if not ok]
+pd.DataFrame(wrong[:5], columns=["scenario", "label"])
+
+# %% [markdown]
+# **Exercise 2.** If the model's mistakes fell on rows at random, a group of 4 would be all right with probability
+# accuracy⁴. Compare that with the exact match measured. What does the difference say about where the mistakes fall?
+
+# %% tags=["solution"] cellView="form" jupyter={"source_hidden": true}
+#@title Solution
+at_random = ours["accuracy"] ** task.group
+pd.Series({"accuracy": ours["accuracy"], f"accuracy ** {task.group} (mistakes at random)": at_random,
+           "exact match (measured)": ours["exact_match"]}).round(3)
+
+# %% [markdown]
+# **More to try.**
 # - Run another task: `kr.run_ethics("deontology", dataclasses.replace(config, out=f"{RUNS}/ethics-deontology"))`
 #   (its rows are pairs), and compare its exact match with the table.
 # - Train justice on every row (`limit=None`) and see how far exact match moves.

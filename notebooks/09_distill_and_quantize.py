@@ -316,12 +316,38 @@ kr.plot_latency_vs_accuracy(table, y="val_accuracy")
 # alone it came about as close, so what the teacher added here is within the noise between seeds. int8 quantization
 # then cut each model to a quarter of its size and its single-text latency several times over, at a cost in accuracy
 # that was small for the students and 1.35 points for MPNet. That is the end of the ktrain path.
+
+# %% [markdown]
+# ## Exercises
+# Each exercise has its solution in the hidden cell below it: try it first, then open the cell (on Colab,
+# "Show code"; in Jupyter, the collapsed input). The solutions run in this project's tests, so they work
+# with the code above.
 #
-# **Try this.**
-# Distil with `alpha=1` (the labels alone) and a different seed, and see how far two seeds of the same setting move:
-# that spread is the smallest difference worth believing. Then give the student transfer data (STEP 4), one copy of
-# each text: `kr.distill(dataclasses.replace(config, out=config.out + "-augmented"), dataclasses.replace(settings,
-# augment=1))`, and add its folder to `models` before STEP 5.
+# **Exercise 1.** On how many validation texts do the teacher and the distilled student disagree, and which of the two
+# is right when they do?
+
+# %% tags=["solution"] cellView="form" jupyter={"source_hidden": true}
+#@title Solution
+said = {name: predict[f"{name} fp32"](val[0]) for name in ("teacher", "student, distilled")}
+apart = [i for i, (a, b) in enumerate(zip(said["teacher"], said["student, distilled"])) if a != b]
+right = {name: sum(said[name][i] == val[1][i] for i in apart) for name in said}
+print(f"they disagree on {len(apart)} of {len(val[0])} texts; right there: {right}")
+
+# %% [markdown]
+# **Exercise 2.** For each model, what does int8 cost in accuracy and give in throughput? Read both from `table`.
+
+# %% tags=["solution"] cellView="form" jupyter={"source_hidden": true}
+#@title Solution
+pd.DataFrame({name: {"accuracy lost (points)": 100 * (table.loc[f"{name} fp32", "val_accuracy"]
+                                                      - table.loc[f"{name} int8", "val_accuracy"]),
+                     "throughput, int8 / fp32": table.loc[f"{name} int8", "throughput_per_s"]
+                     / table.loc[f"{name} fp32", "throughput_per_s"]} for name in models}).T.round(2)
+
+# %% [markdown]
+# **More to try.** Distil with `alpha=1` (the labels alone) and a different seed, and see how far two seeds of the
+# same setting move: that spread is the smallest difference worth believing. Then give the student transfer data (STEP
+# 4), one copy of each text: `kr.distill(dataclasses.replace(config, out=config.out + "-augmented"),
+# dataclasses.replace(settings, augment=1))`, and add its folder to `models` before STEP 5.
 #
 # **Next:**
 # [10_keras3_keras_hub](10_keras3_keras_hub.ipynb): the same kind of run after ktrain, in Keras 3 and KerasHub; and

@@ -17,6 +17,7 @@ def stage(out: Path) -> Path:
     out.mkdir(parents=True)
     shutil.copy(ROOT / "README.md", out / "index.md")
     for folder, pattern in [("docs", "*.md"), ("docs", "*.json"), ("docs/stylesheets", "*.css"),
+                            ("docs/javascripts", "*.js"),
                             ("notebooks", "[0-9]*.ipynb"), ("assets", "*.png")]:
         (out / folder).mkdir(parents=True, exist_ok=True)
         for path in sorted((ROOT / folder).glob(pattern)):

@@ -382,8 +382,9 @@ def test_committed_outputs_are_real_and_come_from_the_current_cells(name):
 
 
 def shown_share(nb) -> float:
-    """The share of a notebook's visible code cells (all but the install cell) that carry outputs."""
-    code = [c for c in nb.cells if c.cell_type == "code" and "install" not in c.metadata.get("tags", [])]
+    """The share of a notebook's lesson code cells (all but the install cell and the solutions) with outputs."""
+    code = [c for c in nb.cells if c.cell_type == "code" and "install" not in c.metadata.get("tags", [])
+            and not sync.is_solution(c.source)]  # the exercises' solutions are the learner's to run
     return sum(bool(c.get("outputs")) for c in code) / len(code)
 
 

@@ -86,6 +86,7 @@ def test_every_notebook_page_reads_in_a_browser(site):
     with sync_playwright() as p:
         browser = chromium(p)
         page = browser.new_page(viewport={"width": 1200, "height": 900})
+        solved = 0
         for name in pages:
             page.goto((site / name.removesuffix(".ipynb") / "index.html").as_uri())
             title = page.locator("h1").first.inner_text()
@@ -99,7 +100,23 @@ def test_every_notebook_page_reads_in_a_browser(site):
             assert broken == 0, f"{name}: {broken} images do not load"
             assert "fetch this project" not in text, f"{name}: the install cell shows"
             assert following == 1, f"{name}: no link to the next page"
+            solved += solutions_fold_until_opened(page, name)
+        assert solved >= 16, f"{solved} solution cells on the notebook pages: 8 notebooks with 2 each expected"
         browser.close()
+
+
+def solutions_fold_until_opened(page, name: str) -> int:
+    """An exercise's solution starts folded on a notebook page and opens with a click on its summary; the count."""
+    # mkdocs-jupyter's template puts the cell's classes on two nested elements: count the outer ones
+    tagged = page.evaluate("document.querySelectorAll('.celltag_solution:not(.celltag_solution *)').length")
+    folded = page.locator("details.solution")
+    assert folded.count() == tagged, f"{name}: {tagged} solution cells, {folded.count()} of them folded"
+    for i in range(tagged):
+        code = folded.nth(i).locator(".jp-InputArea").first
+        assert not code.is_visible(), f"{name}: solution {i + 1} shows before it is opened"
+        folded.nth(i).locator("summary").click()
+        assert code.is_visible(), f"{name}: solution {i + 1} does not open"
+    return tagged
 
 
 # what the browser finds on a page: blocks wider than their column (a reader would scroll sideways), CI cell tags
