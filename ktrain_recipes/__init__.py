@@ -44,7 +44,7 @@ _PUBLIC = {
     "keras3.one_cycle": ["OneCycle"],
     "keras3.lr_finder": ["LRFinder"],
     "keras3.presets": ["keras_hub_preset"],
-    "predictor.manifest": ["read_manifest"],
+    "predictor.saved": ["read_manifest"],
     "predictor.staging": ["save_checked_predictor"],
     "inference.streaming": ["read_texts"],
     "inference.timing": ["time_inference", "time_side_by_side"],

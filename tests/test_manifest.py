@@ -8,7 +8,8 @@ import threading
 import pytest
 
 from ktrain_recipes import RecipesError
-from ktrain_recipes.predictor.manifest import MAX_MANIFEST_BYTES, manifest_digest, read_manifest
+from ktrain_recipes.predictor.manifest import MAX_MANIFEST_BYTES, manifest_digest
+from ktrain_recipes.predictor.saved import read_manifest
 
 
 def finishes(call, seconds: float = 5.0):

@@ -405,7 +405,7 @@ def test_the_stale_output_check_can_fail(tmp_path):
     nb = sync.build(NOTEBOOKS / "00_quickstart.py")
     nb.metadata["ktrain_recipes"] = {"executed_sources_sha256": sync.sources_digest(cells)}
     assert sync.executed_digest(nb) == sync.sources_digest(cells)
-    last = max(i for i, (kind, _) in enumerate(cells) if kind == "code")
+    last = max(i for i, (kind, text) in enumerate(cells) if kind == "code" and not sync.is_solution(text))
     changed = [*cells[:last], ("code", cells[last][1] + "\nprint('edited')"), *cells[last + 1:]]
     assert sync.executed_digest(nb) != sync.sources_digest(changed)
     commented = [*cells[:last], ("code", "# a note\n" + cells[last][1] + "  # edited\n\n"), *cells[last + 1:]]

@@ -6,7 +6,7 @@ import pytest
 import ktrain_recipes as kr
 from ktrain_recipes import RecipesError, cli
 from ktrain_recipes.inference.onnx_inference import export_onnx, load_int8_predictor
-from ktrain_recipes.predictor.manifest import read_manifest
+from ktrain_recipes.predictor.saved import read_manifest
 import json
 import re
 from pathlib import Path

@@ -135,7 +135,8 @@ def test_ctrl_c_keeps_the_best_epoch_and_resume_of_the_same_run_finishes_it(tiny
     with pytest.raises(RecipesError, match="nothing to resume"):
         kr.run_recipe(RecipeConfig(model, data=str(small_data), out=str(tmp_path / "other"), resume=True))
     for change, named in [({"seed": 5}, "seed"), ({"lr": 2e-3}, "lr"), ({"epochs": 4}, "epochs"),
-                          ({"batch_size": 8}, "batch_size"), ({"limit": 100}, "data")]:
+                          ({"batch_size": 8}, "batch_size"), ({"limit": 100}, "data"),
+                          ({"eval_limit": 50}, "validation"), ({"average_last": 2}, "average_last")]:
         with pytest.raises(RecipesError, match=f"other settings:.*\\b{named} \\("):
             kr.run_recipe(RecipeConfig(**{**config.settings(), "resume": True, **change}))
     capsys.readouterr()
@@ -281,3 +282,63 @@ def test_train_with_weight_decay_and_averaging_records_both(tiny_models, small_d
         RecipeConfig(tiny_models["bert"], epochs=2, average_last=3).with_defaults()
     with pytest.raises(RecipesError, match="--weight-decay must be"):
         RecipeConfig(tiny_models["bert"], weight_decay=-0.1).with_defaults()
+
+
+@pytest.mark.parametrize("damage, named", [
+    ([1, 2], "a JSON list"),
+    ({"identity": [], "history": {}, "per_epoch": [], "run_id": "x", "epochs_completed": 0, "train_seconds": 0},
+     "identity is list"),
+    ({"identity": {}, "per_epoch": [], "run_id": "x", "epochs_completed": 1, "train_seconds": 0},
+     "history is missing"),
+    ({"identity": {}, "history": {}, "per_epoch": [], "run_id": "x", "epochs_completed": "two", "train_seconds": 0},
+     "epochs_completed is 'two'"),
+    ({"identity": {}, "history": {"loss": 0.5}, "per_epoch": [], "run_id": "x", "epochs_completed": 1,
+      "train_seconds": 3.0}, "a history entry is not a list"),
+])
+def test_a_damaged_checkpoint_record_gets_one_line(tmp_path, damage, named):
+    from ktrain_recipes.training.checkpoint import Checkpoint
+
+    checkpoint = Checkpoint(tmp_path / "run", {"seed": 42})
+    checkpoint.folder.mkdir()
+    checkpoint.info.write_text(json.dumps(damage))
+    with pytest.raises(RecipesError, match=f"damaged record run.json \\({named}"):
+        checkpoint.resume()
+
+
+@pytest.mark.parametrize("kind", ["file", "link"])
+def test_a_file_or_link_in_the_checkpoints_place_is_refused_and_left_alone(tmp_path, kind, capsys):
+    from ktrain_recipes.training.checkpoint import Checkpoint
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("not ours")
+    checkpoint = Checkpoint(tmp_path / "run", {"seed": 42})
+    if kind == "file":
+        checkpoint.folder.write_text("not a checkpoint")
+    else:
+        checkpoint.folder.symlink_to(elsewhere)
+    for step in (checkpoint.start_fresh, checkpoint.resume):
+        with pytest.raises(RecipesError, match=f"is a {kind}, not a checkpoint folder"):
+            step()
+    assert "removed the checkpoint" not in capsys.readouterr().err  # no false note
+    assert (elsewhere / "keep.txt").read_text() == "not ours" and (checkpoint.folder.is_symlink() or
+                                                                  checkpoint.folder.read_text() == "not a checkpoint")
+
+
+def test_a_second_run_into_the_same_out_is_refused_and_destroys_nothing(tiny_models, small_data, tmp_path):
+    from ktrain_recipes.training.checkpoint import run_lock
+
+    out = tmp_path / "run"
+    config = RecipeConfig(tiny_models["bert"], data=str(small_data), out=str(out), epochs=1, batch_size=16, lr=1e-3,
+                          limit=64)
+    live = tmp_path / ".run.resume"  # the first run's live checkpoint
+    live.mkdir()
+    (live / "run.json").write_text('{"being": "written"}')
+    with run_lock(out):  # the first run, training
+        for second in (config, dataclasses.replace(config, resume=True)):
+            with pytest.raises(RecipesError, match=r"another run \(pid \d+\) is training into .*choose another --out"):
+                kr.run_recipe(second)
+        assert (live / "run.json").read_text() == '{"being": "written"}' and not out.exists()
+    assert not (tmp_path / ".run.run.lock").exists()  # the lock leaves no file behind
+    assert kr.run_recipe(config)["epochs_completed"] == 1  # once the first run is done, the folder is free
+    assert not (tmp_path / ".run.run.lock").exists() and not live.exists()

@@ -6,7 +6,7 @@ import pytest
 import ktrain_recipes as kr
 from ktrain_recipes.data.loading import EMOTION_LABELS
 from ktrain_recipes import RecipesError
-from ktrain_recipes.predictor.manifest import read_manifest
+from ktrain_recipes.predictor.saved import read_manifest
 from ktrain_recipes.predictor.staging import save_checked_predictor
 
 

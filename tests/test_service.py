@@ -306,11 +306,11 @@ def test_serve_bench_measures_every_server_and_the_overload_level(exported, tmp_
 def test_choosing_the_backend_and_loading_hash_each_file_once(exported, monkeypatch):
     from collections import Counter
 
-    import ktrain_recipes.predictor.manifest as manifest
+    import ktrain_recipes.predictor.saved as saved
     from ktrain_recipes.service.model import load_model
 
-    hashed, real = Counter(), manifest.sha256_file
-    monkeypatch.setattr(manifest, "sha256_file", lambda path: hashed.update([path.name]) or real(path))
+    hashed, real = Counter(), saved.sha256_file
+    monkeypatch.setattr(saved, "sha256_file", lambda path: hashed.update([path.name]) or real(path))
     loaded = load_model(exported, "auto", threads=1)
     assert loaded.identity["backend"] == "int8"
     assert hashed and max(hashed.values()) == 1, hashed
@@ -320,11 +320,11 @@ def test_choosing_the_backend_and_loading_hash_each_file_once(exported, monkeypa
 def test_the_ktrain_backend_checks_the_folder_once_too(exported, monkeypatch):
     from collections import Counter
 
-    import ktrain_recipes.predictor.manifest as manifest
+    import ktrain_recipes.predictor.saved as saved
     from ktrain_recipes.service.model import load_model
 
-    hashed, real = Counter(), manifest.sha256_file
-    monkeypatch.setattr(manifest, "sha256_file", lambda path: hashed.update([path.name]) or real(path))
+    hashed, real = Counter(), saved.sha256_file
+    monkeypatch.setattr(saved, "sha256_file", lambda path: hashed.update([path.name]) or real(path))
     assert load_model(exported, "ktrain").identity["backend"] == "ktrain"
     assert hashed["tf_model.h5"] == 1, hashed
 

@@ -14,8 +14,8 @@ from ktrain_recipes.batch_policy import MODEL_BATCH
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.inference import onnx_convert
 from ktrain_recipes.predictor.loading import load_consistent
-from ktrain_recipes.predictor.manifest import (DERIVED, ONNX_FP32, ONNX_INT8, check_derived, identity, read_manifest,
-                                              sha256_file)
+from ktrain_recipes.predictor.manifest import DERIVED, ONNX_FP32, ONNX_INT8, sha256_file
+from ktrain_recipes.predictor.saved import SavedPredictor, read_predictor
 from ktrain_recipes.predictor.staging import staged_predictor
 from ktrain_recipes.data.tokens import tokenize
 
@@ -32,7 +32,8 @@ def export_onnx(folder: str | os.PathLike, quantize: bool = True) -> dict[str, P
       quantize: also write ``model.int8.onnx`` (dynamic int8 quantization of the weights).
     """
     folder = Path(folder)
-    read = read_manifest(folder)  # the save this export rewrites: a new save meanwhile makes it refuse
+    saved = read_predictor(folder)  # the save this export rewrites, read once: a new save meanwhile makes it refuse
+    read = saved.manifest
     if not os.access(folder.parent, os.W_OK):
         raise RecipesError(f"cannot write beside '{folder}' (read-only): copy the predictor somewhere writable "
                            "and export the copy")
@@ -60,20 +61,27 @@ class OnnxPredictor:
     ``predict``/``get_classes``.
     """
 
-    def __init__(self, folder: str | os.PathLike, int8: bool = True, batch_size: int = MODEL_BATCH,
+    def __init__(self, folder: str | os.PathLike | SavedPredictor, int8: bool = True, batch_size: int = MODEL_BATCH,
                  strict: bool = False, threads: int | None = None):
-        self.folder, self.int8, self.batch_size, self.threads = Path(folder), int8, batch_size, threads
-        load_consistent(self.folder, self._load, strict)
+        """``folder``: a predictor folder (read and checked here), or a save already read (``read_predictor``)."""
+        self.int8, self.batch_size, self.threads = int8, batch_size, threads
+        if isinstance(folder, SavedPredictor):
+            self.folder = folder.folder
+            self._load(folder)
+        else:
+            self.folder = Path(folder)
+            load_consistent(self.folder, self._load, strict)
 
-    def _load(self, folder: Path, manifest: dict, digest: str) -> None:
+    def _load(self, saved: SavedPredictor) -> None:
         import onnxruntime as ort
         from transformers import AutoTokenizer
 
         from ktrain_recipes.predictor.loading import check_model_files, refuse_ranker
 
-        refuse_ranker(folder, manifest)
-        check_model_files(folder, manifest)
-        path = check_derived(folder, manifest, ONNX_INT8 if self.int8 else ONNX_FP32)
+        folder, manifest = saved.folder, saved.manifest
+        refuse_ranker(saved)
+        check_model_files(saved)
+        path = saved.derived(ONNX_INT8 if self.int8 else ONNX_FP32)
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         if self.threads:  # a service shares the CPU with its HTTP side: fixed threads that sleep when idle
@@ -93,7 +101,8 @@ class OnnxPredictor:
                                f"{len(self.classes)} labels: re-run train")
         self.maxlen = int(manifest["maxlen"])
         self.pairs = manifest.get("pairs")
-        self.identity = identity(folder, manifest, digest, "int8" if self.int8 else "onnx-fp32")
+        self.identity = saved.identity("int8" if self.int8 else "onnx-fp32")
+        self.saved = saved
         self.tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
 
     def get_classes(self) -> list[str]:

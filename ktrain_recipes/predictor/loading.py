@@ -7,9 +7,10 @@ names and maxlen from ``manifest.json``); the pickle is read only when a caller 
 (``unpickle_preproc=True``, the CLI's ``--unpickle-preproc``), for a folder they trust.
 
 Saves replace a folder with two renames (``swaps.swap_into_place``), so a reader racing a writer could see
-the folder missing, or read some files of one save and some of the next. ``load_consistent`` reads the
-manifest, loads, then checks that the manifest is still the same one (every save has a fresh ``save_id``);
-if a save happened meanwhile it loads again. A load gives one whole predictor or a one-line error.
+the folder missing, or read some files of one save and some of the next. ``load_consistent`` reads the folder
+once (``saved.read_predictor``), loads from that value, then checks that the folder still holds the same save
+(every save writes a new manifest); if a save happened meanwhile it loads again. A load gives one whole
+predictor or a one-line error.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Callable, TypeVar
 
 from ktrain_recipes.batch_policy import KTRAIN_BATCH
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.predictor.manifest import manifest_digest, read_checked
+from ktrain_recipes.predictor.saved import SavedPredictor, manifest_stamp, read_predictor
 from ktrain_recipes.predictor.swaps import swap_in_progress
 from ktrain_recipes.segments import recorded_segment_ids
 
@@ -29,27 +30,29 @@ T = TypeVar("T")
 PREPROC_PICKLE = "tf_model.preproc"
 
 
-def load_consistent(folder: str | os.PathLike, load: Callable[[Path, dict, str], T], strict: bool = False,
+def load_consistent(folder: str | os.PathLike, load: Callable[[SavedPredictor], T], strict: bool = False,
                     timeout: float = 30.0) -> T:
-    """Call ``load(folder, manifest)`` so that everything it read came from one save of ``folder``.
+    """Call ``load(saved)`` on the folder read once (``saved.read_predictor``), so that everything it loaded
+    came from that one save of ``folder``.
 
-    The manifest is checked (``manifest.read_manifest``), ``load`` runs, and the manifest is read again: if
-    another save replaced the folder meanwhile, or the folder is between the two renames of a save, the
-    load is retried (for up to ``timeout`` seconds). An error that is not caused by a save is raised as is.
+    After ``load`` the folder is asked only whether it still holds the same save (a ``stat`` of its manifest, no
+    read): if another save replaced it meanwhile, or the folder is between the two renames of a save, the load is
+    retried (for up to ``timeout`` seconds). An error that is not caused by a save is raised as is.
     """
     folder = Path(folder)
     deadline = time.monotonic() + timeout
     delay = 0.01
     while True:
-        before = manifest_digest(folder)
+        before = manifest_stamp(folder)
+        saved = None
         try:
-            manifest, digest = read_checked(folder, strict)
-            result = load(folder, manifest, digest)
-            if manifest_digest(folder) == digest:
+            saved = read_predictor(folder, strict)
+            result = load(saved)
+            if saved.is_current():
                 return result
             error: Exception = RecipesError(f"'{folder}' was replaced by another save while it was loading")
         except Exception as exc:  # noqa: BLE001  (a half-swapped folder can make any loader fail)
-            if not _changing(folder, before):
+            if not _changing(folder, saved.stamp if saved else before):
                 if isinstance(exc, RecipesError):
                     raise
                 raise RecipesError(f"cannot load '{folder}' ({type(exc).__name__}: "
@@ -62,11 +65,11 @@ def load_consistent(folder: str | os.PathLike, load: Callable[[Path, dict, str],
         delay = min(delay * 2, 0.5)
 
 
-def _changing(folder: Path, before: str | None) -> bool:
-    """True when a save is replacing ``folder`` now, or replaced it since ``before`` was read."""
+def _changing(folder: Path, before: tuple | None) -> bool:
+    """True when a save is replacing ``folder`` now, or replaced it since ``before`` (its manifest's stamp)."""
     if swap_in_progress(folder):
         return True
-    now = manifest_digest(folder)
+    now = manifest_stamp(folder)
     return now is not None and now != before
 
 
@@ -75,18 +78,18 @@ def is_ranker(manifest: dict) -> bool:
     return manifest.get("kind") == "ranker" or manifest.get("label_names") == ["score"]
 
 
-def refuse_ranker(folder: Path, manifest: dict) -> None:
+def refuse_ranker(saved: SavedPredictor) -> None:
     """Raise a one-line error for a ranker folder where a classifier is needed (it says how to use a ranker)."""
-    if is_ranker(manifest):
-        raise RecipesError(f"'{folder}' is an ETHICS utilitarianism ranker (one pleasantness score per text), not a "
-                           "classifier: load it with transformers' TFAutoModelForSequenceClassification.from_pretrained"
-                           " and compare the scores of two texts")
+    if is_ranker(saved.manifest):
+        raise RecipesError(f"'{saved.folder}' is an ETHICS utilitarianism ranker (one pleasantness score per text), "
+                           "not a classifier: load it with transformers' "
+                           "TFAutoModelForSequenceClassification.from_pretrained and compare the scores of two texts")
 
 
 MAX_LAYERS = 96  # more than any BERT-family checkpoint has; a config declaring more is damaged or hostile
 
 
-def check_model_files(folder: Path, manifest: dict) -> None:
+def check_model_files(saved: SavedPredictor) -> None:
     """Refuse a folder whose files disagree about the model's shape, before any weight loads: config.json's
     layer count against the layers stored in tf_model.h5, the manifest's maxlen against the position
     embeddings, and the tokenizer's largest id against the vocabulary. (Loaders would otherwise build missing
@@ -94,6 +97,7 @@ def check_model_files(folder: Path, manifest: dict) -> None:
     import json
     import re
 
+    folder = saved.folder
     try:
         config = json.loads((folder / "config.json").read_text())
     except (OSError, ValueError):
@@ -113,7 +117,7 @@ def check_model_files(folder: Path, manifest: dict) -> None:
         if stored and stored != set(range(layers)):  # ALBERT shares one layer: nothing to count
             raise RecipesError(f"'{folder}/config.json' declares {layers} layers but tf_model.h5 holds "
                                f"{len(stored)}: the folder was edited; re-run train")
-    positions, maxlen = config.get("max_position_embeddings"), manifest.get("maxlen")
+    positions, maxlen = config.get("max_position_embeddings"), saved.manifest.get("maxlen")
     if isinstance(positions, int) and isinstance(maxlen, int) and maxlen > positions:
         raise RecipesError(f"'{folder}': the manifest's maxlen {maxlen} is past the model's {positions} positions: "
                            "re-run train")
@@ -151,20 +155,22 @@ def load_checked_predictor(folder: str | os.PathLike, batch_size: int = KTRAIN_B
       unpickle_preproc: read ktrain's ``tf_model.preproc`` pickle with ``ktrain.load_predictor`` instead of
         rebuilding the preprocessor. A pickle runs code when read: only for folders you trust.
     """
-    def load(folder: Path, manifest: dict, digest: str):
-        return predictor_from(folder, manifest, batch_size, unpickle_preproc)
+    def load(saved: SavedPredictor):
+        predictor = predictor_from(saved, batch_size, unpickle_preproc)
+        predictor.saved = saved  # what was loaded: its manifest, metrics and identity, without reading them again
+        return predictor
 
     return load_consistent(folder, load, strict)
 
 
-def predictor_from(folder: Path, manifest: dict, batch_size: int = KTRAIN_BATCH, unpickle_preproc: bool = False):
-    """The ktrain predictor of a folder whose manifest was just checked (inside ``load_consistent``, whose
-    caller may load more from the same save without checking the folder again)."""
-    refuse_ranker(folder, manifest)
-    check_model_files(folder, manifest)
-    predictor = (_load_with_pickle(folder, batch_size) if unpickle_preproc
-                 else _rebuild_predictor(folder, manifest, batch_size))
-    predictor.pairs = manifest.get("pairs")  # True, False, or None when the save did not record it
+def predictor_from(saved: SavedPredictor, batch_size: int = KTRAIN_BATCH, unpickle_preproc: bool = False):
+    """The ktrain predictor of a save read once (inside ``load_consistent``, whose caller may load more from the
+    same save without reading the folder again)."""
+    refuse_ranker(saved)
+    check_model_files(saved)
+    predictor = (_load_with_pickle(saved.folder, batch_size) if unpickle_preproc
+                 else _rebuild_predictor(saved, batch_size))
+    predictor.pairs = saved.pairs  # True, False, or None when the save did not record it
     return predictor
 
 
@@ -178,7 +184,7 @@ def _load_with_pickle(folder: Path, batch_size: int):
     return predictor
 
 
-def _rebuild_predictor(folder: Path, manifest: dict, batch_size: int):
+def _rebuild_predictor(saved: SavedPredictor, batch_size: int):
     """A ktrain TextPredictor from config.json, tf_model.h5, the tokenizer files and the manifest: no pickle."""
     import ktrain
     import tensorflow as tf
@@ -188,6 +194,7 @@ def _rebuild_predictor(folder: Path, manifest: dict, batch_size: int):
 
     from ktrain_recipes.model_safety import check_model_folder
 
+    folder, manifest = saved.folder, saved.manifest
     check_model_folder(folder)  # CVE-2026-4372: before transformers reads the configuration
     config = AutoConfig.from_pretrained(folder, local_files_only=True)
     model = TFAutoModelForSequenceClassification.from_pretrained(folder, local_files_only=True)

@@ -1,4 +1,5 @@
-"""The manifest: what a predictor folder holds, with the sha256 of every file, checked on every load.
+"""The manifest: what a predictor folder holds, with the sha256 of every file, written here at every save and
+checked on every load (``saved.read_predictor``, the one reader of a whole folder).
 
 ``manifest.json`` records the label names, maxlen, package versions and the sha256 of every file. It covers
 the whole folder: a listed file that is missing, an unlisted file or an empty list is refused. The ONNX
@@ -18,8 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.predictor.swaps import recover
-from ktrain_recipes.versions import check_versions, package_versions
+from ktrain_recipes.versions import package_versions
 
 MANIFEST = "manifest.json"
 METRICS = "metrics.json"
@@ -29,7 +29,7 @@ ONNX_INT8 = "model.int8.onnx"
 DERIVED = (ONNX_FP32, ONNX_INT8)  # rebuilt by `export` from the model; never needed by the source model
 
 
-def _labels_digest(label_names: list[str], maxlen: int) -> str:
+def labels_digest(label_names: list[str], maxlen: int) -> str:
     return hashlib.sha256(json.dumps([label_names, maxlen]).encode()).hexdigest()
 
 
@@ -46,7 +46,7 @@ def write_manifest(folder: Path, label_names: list[str], maxlen: int, metrics: d
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "label_names": label_names,
         "maxlen": maxlen,
-        "labels_sha256": _labels_digest(label_names, maxlen),
+        "labels_sha256": labels_digest(label_names, maxlen),
         "model_id": metrics.get("model_id"),
         "versions": package_versions(),
         "metrics": {k: metrics.get(k) for k in ("accuracy", "macro_f1", "n")},
@@ -64,9 +64,15 @@ def write_json_atomic(path: Path, content) -> None:
 
 
 def sha256_file(path: Path) -> str:
-    """Return the hex sha256 of a file, read in 1 MB blocks (predictor weights are ~100 MB)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
+    """Return the hex sha256 of a regular file, read in 1 MB blocks (predictor weights are ~100 MB). Opened without
+    following a link and without waiting on a FIFO: anything but a regular file is a ValueError."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise ValueError(f"'{path}' is not a regular file")
+        h = hashlib.sha256()
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
@@ -78,59 +84,6 @@ def _jsonable(value):
     if isinstance(value, np.ndarray):
         return value.tolist()
     return str(value)
-
-
-def read_manifest(folder: str | os.PathLike, strict: bool = False) -> dict:
-    """Check a predictor folder against its manifest and return the manifest (``read_checked``)."""
-    return read_checked(folder, strict)[0]
-
-
-def read_checked(folder: str | os.PathLike, strict: bool = False) -> tuple[dict, str]:
-    """Check a predictor folder against its manifest; return the manifest and the sha256 of its bytes as read.
-
-    Raises RecipesError naming the problem: no such folder, a corrupt manifest, an empty file list, a
-    listed file missing or edited, a file the manifest does not list. The derived ONNX files are only
-    checked for being listed here; ``check_derived`` checks their hashes when the int8 path is used.
-    Other minor versions of TensorFlow/transformers/ktrain warn, or with ``strict`` raise.
-    The digest names this save of the folder (``load_consistent`` compares it after a load; the service reports it).
-    """
-    folder = Path(folder)
-    recover(folder)
-    if folder.exists() and not folder.is_dir():
-        if folder.suffix == ".keras":
-            raise RecipesError(f"'{folder}' is a Keras 3 model, not a predictor: load it with keras.saving.load_model "
-                               "(docs/keras3.md); predict, export and serve take the folders train saves")
-        raise RecipesError(f"'{folder}' is not a folder: pass the predictor folder (the --out of a train run)")
-    if not folder.is_dir():
-        raise RecipesError(f"predictor folder '{folder}' does not exist: pass the --out folder of a train run")
-    manifest, digest = _load_manifest(folder)
-    check_versions(str(folder), manifest.get("versions", {}), strict)
-    listed = manifest["files"]
-    present = {p.name for p in folder.iterdir()} - {MANIFEST}
-    unlisted = sorted(present - set(listed))
-    if unlisted:
-        raise RecipesError(f"'{folder}' holds {unlisted[0]!r}, which its manifest does not list (files may only "
-                           "be added by our commands): remove it, or re-save the predictor")
-    for name, file_digest in listed.items():
-        if name in DERIVED:
-            continue
-        if not (folder / name).is_file():
-            raise RecipesError(f"'{folder}' is missing {name}: the predictor is incomplete, re-run train")
-        if sha256_file(folder / name) != file_digest:
-            raise RecipesError(f"'{folder}/{name}' does not match its checksum (corrupt or edited): re-run train")
-    return manifest, digest
-
-
-def check_derived(folder: str | os.PathLike, manifest: dict, name: str) -> Path:
-    """Check one derived (ONNX) file against the manifest; return its path. A bad one says how to repair it."""
-    folder = Path(folder)
-    repair = f"`ktrain-recipes export --predictor {folder}` rebuilds it from the model"
-    if name not in manifest["files"]:
-        raise RecipesError(f"'{folder}' has no {name}: {repair}")
-    path = folder / name
-    if not path.is_file() or sha256_file(path) != manifest["files"][name]:
-        raise RecipesError(f"'{path}' is missing or does not match its checksum (damaged): {repair}")
-    return path
 
 
 # a manifest lists a predictor's few files: one larger than this is not one of ours, and is not read
@@ -166,41 +119,6 @@ def manifest_digest(folder: str | os.PathLike) -> str | None:
         return None
 
 
-def _load_manifest(folder: Path) -> tuple[dict, str]:
-    corrupt = f"'{folder}/{MANIFEST}' is corrupt: re-run train to recreate the predictor"
-    try:
-        raw = read_regular(folder / MANIFEST)
-        manifest = json.loads(raw)
-    except FileNotFoundError:
-        keras3 = sorted(p.name for p in folder.glob("*.keras"))
-        if keras3:
-            raise RecipesError(f"'{folder}' holds a Keras 3 model ({keras3[0]}), not a predictor: load it with "
-                               "keras.saving.load_model (docs/keras3.md); predict, export and serve take the "
-                               "folders train saves") from None
-        raise RecipesError(f"'{folder}' has no {MANIFEST}: it is not a predictor saved by ktrain_recipes") from None
-    except (IsADirectoryError, ValueError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors too
-        raise RecipesError(corrupt) from None
-    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
-        raise RecipesError(corrupt)
-    if not manifest["files"] or not all(isinstance(v, str) for v in manifest["files"].values()):
-        raise RecipesError(f"{corrupt} (its file list is empty or malformed, so nothing could be checked)")
-    digest = hashlib.sha256(raw).hexdigest()
-    if manifest.get("format_version") != FORMAT_VERSION:
-        raise RecipesError(
-            f"'{folder}' was saved in predictor format {manifest.get('format_version')}, this version reads "
-            f"format {FORMAT_VERSION}: upgrade ktrain_recipes or re-train"
-        )
-    root = folder.resolve()
-    for name in manifest["files"]:
-        inside = (folder / name).resolve()
-        if Path(name).is_absolute() or ".." in Path(name).parts or inside.parent != root:
-            raise RecipesError(f"{corrupt} (entry {name!r} points outside the folder)")
-    labels, maxlen = manifest.get("label_names"), manifest.get("maxlen")
-    if manifest.get("labels_sha256") != _labels_digest(labels, maxlen):
-        raise RecipesError(f"{corrupt} (its label names or maxlen were edited)")
-    return manifest, digest
-
-
 def unchecked_manifest(folder: str | os.PathLike) -> dict:
     """A folder's manifest.json as it is, without checking any hash; {} when there is none or it is not an object
     (to choose how to load a folder, or to see whether another save replaced it)."""
@@ -219,18 +137,11 @@ def is_predictor_manifest(manifest: dict) -> bool:
         and isinstance(manifest.get("label_names"), list) and "labels_sha256" in manifest
 
 
-def listed_files(folder: str | os.PathLike) -> set[str]:
-    """The file names a folder's manifest lists, read without checking any hash (to choose how to load it; the
-    load itself then checks the whole folder once)."""
-    files = unchecked_manifest(folder).get("files")
-    return set(files) if isinstance(files, dict) else set()
-
-
 def read_metrics(folder: str | os.PathLike) -> dict:
     """Return a predictor folder's metrics.json: scores, timings, what the run used (its ``settings``).
 
     Raises RecipesError when there is none or it is not JSON. It is not checked against the manifest here:
-    ``read_manifest`` does that for a whole folder.
+    ``saved.read_predictor`` does that for a whole folder.
     """
     path = Path(folder) / METRICS
     try:
@@ -247,10 +158,3 @@ def read_metrics(folder: str | os.PathLike) -> dict:
 def folder_size_mb(folder: str | os.PathLike, pattern: str = "*") -> float:
     """Return the size of the files in a folder matching pattern, in MB."""
     return sum(p.stat().st_size for p in Path(folder).glob(pattern) if p.is_file()) / 1e6
-
-
-def identity(folder: Path, manifest: dict, digest: str, backend: str) -> dict:
-    """What names one saved predictor: its folder, model, labels, save and backend (the service reports it)."""
-    return {"folder": str(folder), "model_id": manifest.get("model_id"), "labels": list(manifest["label_names"]),
-            "maxlen": int(manifest["maxlen"]), "manifest_sha256": digest,
-            "save_id": manifest.get("save_id"), "created": manifest.get("created"), "backend": backend}

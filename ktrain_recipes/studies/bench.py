@@ -200,11 +200,11 @@ def _write_bench(result: dict, out: Path, assets: Path) -> None:
 
 def _check_bench_predictor(folder: str, label_names: list[str]) -> None:
     """A --predictor or --students folder must be a whole predictor of the data's labels."""
-    from ktrain_recipes.predictor.manifest import read_manifest
+    from ktrain_recipes.predictor.saved import read_predictor
 
-    manifest = read_manifest(folder)
-    if list(manifest["label_names"]) != list(label_names):
-        raise RecipesError(f"'{folder}' predicts {', '.join(manifest['label_names'])}, but the data's labels are "
+    saved = read_predictor(folder)
+    if saved.label_names != list(label_names):
+        raise RecipesError(f"'{folder}' predicts {', '.join(saved.label_names)}, but the data's labels are "
                            f"{', '.join(label_names)}: bench a predictor trained on this data")
 
 
@@ -212,12 +212,13 @@ def _export_once(folder: Path) -> None:
     """Export the ONNX files only where the folder lacks them (or they are damaged): a user's predictor is
     otherwise left as it is."""
     from ktrain_recipes.inference.onnx_inference import export_onnx
-    from ktrain_recipes.predictor.manifest import ONNX_FP32, ONNX_INT8, check_derived, read_manifest
+    from ktrain_recipes.predictor.manifest import ONNX_FP32, ONNX_INT8
+    from ktrain_recipes.predictor.saved import read_predictor
 
-    manifest = read_manifest(folder)
+    saved = read_predictor(folder)
     try:
         for name in (ONNX_FP32, ONNX_INT8):
-            check_derived(folder, manifest, name)
+            saved.derived(name)
     except RecipesError:
         export_onnx(folder)
 

@@ -193,10 +193,9 @@ def bench_server(name: str, predictor: str, concurrencies: list[int], seconds: f
 def run_serve_bench(predictor: str, out: str = "docs", assets: str = "assets", concurrencies=(1, 8, 32, 64),
                     seconds: float = 20.0, servers=tuple(SERVERS)) -> dict:
     """Bench the servers (see the module's docstring); write serve_bench.json/.md and a chart."""
-    from ktrain_recipes.predictor.loading import load_checked_predictor  # noqa: F401  (fail early on a bad folder)
-    from ktrain_recipes.predictor.manifest import ONNX_INT8, read_manifest
+    from ktrain_recipes.predictor.saved import read_predictor
 
-    if ONNX_INT8 not in read_manifest(predictor)["files"]:
+    if "int8" not in read_predictor(predictor).backends:  # a bad folder fails here, before any server starts
         raise RecipesError(f"'{predictor}' has no int8 ONNX model: run `ktrain-recipes export --predictor "
                            f"{predictor}` first")
     rows = [bench_server(name, predictor, list(concurrencies), seconds) for name in servers]

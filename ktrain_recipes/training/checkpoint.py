@@ -36,10 +36,19 @@ class Checkpoint:
         self.identity = identity
 
     def exists(self) -> bool:
-        return self.folder.exists()
+        return self.folder.exists() or self.folder.is_symlink()
+
+    def refuse_a_stranger(self) -> None:
+        """A one-line error when the checkpoint's place holds something that is not a checkpoint folder: a file, or
+        a link (never followed: removing or writing through it could reach anywhere)."""
+        if self.folder.is_symlink() or (self.folder.exists() and not self.folder.is_dir()):
+            kind = "a link" if self.folder.is_symlink() else "a file"
+            raise RecipesError(f"'{self.folder}' is {kind}, not a checkpoint folder: it is left as it is; remove it "
+                               "or choose another --out, then train again")
 
     def start_fresh(self) -> dict:
         """Remove a checkpoint left by another run (saying so); return the new run's record."""
+        self.refuse_a_stranger()
         if self.exists():
             note(f"note: removed the checkpoint {self.folder.name} of an earlier run (no --resume given)")
             self.clear()
@@ -58,6 +67,7 @@ class Checkpoint:
         """Check that the checkpoint is this run's and readable; return its record (``fit`` restores the state)."""
         import tensorflow as tf
 
+        self.refuse_a_stranger()
         if not self.info.is_file():
             raise RecipesError(f"nothing to resume: no checkpoint {self.folder} (a run that was cut off leaves one; "
                                "train without --resume)")
@@ -66,7 +76,11 @@ class Checkpoint:
         except (OSError, json.JSONDecodeError):
             raise RecipesError(f"the checkpoint {self.folder.name} has no readable record {self.info.name}: "
                                "train again without --resume") from None
-        mine = record.get("identity", {})
+        damage = record_damage(record)
+        if damage:
+            raise RecipesError(f"the checkpoint {self.folder.name} has a damaged record {self.info.name} ({damage}): "
+                               "train again without --resume")
+        mine = record["identity"]
         differs = [f"{k} ({mine.get(k)!r} there, {v!r} now)" for k, v in self.identity.items() if mine.get(k) != v]
         if differs:
             raise RecipesError(f"the checkpoint {self.folder.name} is from a run with other settings: "
@@ -106,6 +120,70 @@ class Checkpoint:
         import shutil
 
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@contextmanager
+def run_lock(out: Path):
+    """Held by the one run writing into ``out`` (its checkpoint and its predictor) from its checkpoint's start to
+    its save: a second ``train`` into the same folder, or a second ``--resume`` of one checkpoint, is refused in one
+    line instead of deleting the first one's live checkpoint. A kernel lock (flock) on ``.OUT.run.lock`` beside
+    ``out``: a run killed by any means releases it. Opened without following a link."""
+    import fcntl
+    import stat
+
+    path = Path(os.path.realpath(out)).parent / f".{Path(out).name}.run.lock"
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+        except OSError as exc:
+            raise RecipesError(f"cannot open the run's lock '{path}' ({exc.strerror}): remove it if it is not a file, "
+                               "or choose another --out") from None
+        try:
+            held = os.fstat(fd)
+            if not stat.S_ISREG(held.st_mode):
+                raise RecipesError(f"the run's lock '{path}' is not a regular file: remove it")
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                owner = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
+                raise RecipesError(f"another run ({owner}) is training into '{out}' now: wait for it to finish, or "
+                                   "choose another --out") from None
+            try:
+                now = os.stat(path, follow_symlinks=False)
+            except FileNotFoundError:
+                now = None
+            if now is None or (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
+                continue  # the previous holder removed the file after we opened it: lock the new one
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()}".encode(), 0)
+            try:
+                yield
+            finally:
+                path.unlink(missing_ok=True)  # while still held: no lock file is left behind
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            return
+        finally:
+            os.close(fd)
+
+
+def record_damage(record) -> str | None:
+    """What is wrong with a checkpoint's run.json as read, in a few words; None when it has the record's shape
+    (``Checkpoint.empty_record`` and ``identity``)."""
+    if not isinstance(record, dict):
+        return f"a JSON {type(record).__name__}, not an object"
+    shapes = {"identity": dict, "history": dict, "per_epoch": list, "run_id": str}
+    for key, kind in shapes.items():
+        if not isinstance(record.get(key), kind):
+            return f"{key} is {'missing' if key not in record else type(record[key]).__name__}, not a {kind.__name__}"
+    done = record.get("epochs_completed")
+    if not isinstance(done, int) or isinstance(done, bool) or done < 0:
+        return f"epochs_completed is {done!r}, not a count of epochs"
+    seconds = record.get("train_seconds")
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or seconds < 0:
+        return f"train_seconds is {seconds!r}, not a number of seconds"
+    if not all(isinstance(v, list) for v in record["history"].values()):
+        return "a history entry is not a list of per-epoch values"
+    return None
 
 
 def resume_callback(checkpoint: Checkpoint | None, record: dict, steps_per_epoch: int, dataset):

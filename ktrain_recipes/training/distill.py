@@ -23,7 +23,6 @@ import numpy as np
 
 from ktrain_recipes.config import RecipeConfig
 from ktrain_recipes.errors import RecipesError, note
-from ktrain_recipes.predictor.manifest import read_manifest
 from ktrain_recipes.training.students import (cut_layers, layer_count, pretrained_classifier, same_tokenizer,
                                               teacher_base)
 
@@ -249,7 +248,7 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     # absolute paths: distilling from this student later, from another folder, finds its teacher
     teacher = str(Path(settings.teacher).resolve())
     about = {**dataclasses.asdict(settings), "teacher": teacher, "layer_map": mapping}
-    identity = {"teacher": teacher, "teacher_save": read_manifest(settings.teacher)["save_id"],
+    identity = {"teacher": teacher, "teacher_save": teacher_predictor.saved.manifest["save_id"],
                 "layers": settings.layers, "student": settings.student, "temperature": settings.temperature,
                 "alpha": settings.alpha, "augment": settings.augment, **run_identity(run)}
     run.config = dataclasses.replace(config, model=settings.student or teacher)  # what metrics.json records

@@ -153,8 +153,18 @@ def transformer_preprocessor(model_path: str, maxlen: int, class_names: list[str
     return t
 
 
-def train_and_save(run: Run, learner, preproc, identity: dict, chief: bool = True, per_epoch=None,
-                   class_weight: dict | None = None, finish=None, **extra) -> dict:
+def train_and_save(run: Run, learner, preproc, identity: dict, chief: bool = True, **options) -> dict:
+    """``_train_and_save`` holding the run's lock (``checkpoint.run_lock``) on the chief: one writer per --out."""
+    from contextlib import nullcontext
+
+    from ktrain_recipes.training.checkpoint import run_lock
+
+    with run_lock(run.out) if chief else nullcontext():
+        return _train_and_save(run, learner, preproc, identity, chief, **options)
+
+
+def _train_and_save(run: Run, learner, preproc, identity: dict, chief: bool = True, per_epoch=None,
+                    class_weight: dict | None = None, finish=None, **extra) -> dict:
     """The rest of every run, once its learner is built: checkpoint (or ``--resume``), (``lr_find``),
     ``fit_onecycle``, ``ktrain.get_predictor``, measure, record and save through ``staged_predictor``.
 
@@ -227,15 +237,20 @@ def class_weights(config: RecipeConfig, labels: list[str], ds: LabelledTexts) ->
 
 
 def run_identity(run: Run) -> dict:
-    """What any run's checkpoint must match for ``--resume``: its training texts, schedule and seed."""
+    """What any run's checkpoint must match for ``--resume``: everything that changes its schedule or its history
+    (training and validation texts, epochs, rate, batch, devices, seed, the epochs averaged at the end)."""
     import hashlib
     import json
 
+    def texts(pair) -> str:
+        digest = hashlib.sha256(json.dumps([list(pair[0]), list(pair[1])]).encode()).hexdigest()[:16]
+        return f"{len(pair[0])} texts, sha256 {digest}"
+
     config = run.config
-    data = hashlib.sha256(json.dumps([list(run.train[0]), list(run.train[1])]).encode()).hexdigest()[:16]
-    return {"data": f"{len(run.train[0])} texts, sha256 {data}", "epochs": config.epochs, "lr": config.lr,
+    return {"data": texts(run.train), "validation": texts(run.val), "epochs": config.epochs, "lr": config.lr,
             "batch_size": config.batch_size, "seed": config.seed, "weight_decay": config.weight_decay,
-            "class_weight": config.class_weight, "bucketing": config.bucketing}
+            "class_weight": config.class_weight, "bucketing": config.bucketing, "average_last": config.average_last,
+            "distribute": config.distribute, "devices": config.devices}
 
 
 def checkpoint_identity(run: Run, maxlen: int) -> dict:

@@ -1,0 +1,206 @@
+"""A predictor folder read once: one value for one save, made by one function with one rule for what is refused.
+
+``read_predictor`` opens ``manifest.json`` once, checks it and every file it lists, and returns a ``SavedPredictor``:
+the manifest, the sha256 of its bytes, ``metrics.json`` as checked, what the folder can be loaded as (ktrain, fp32
+ONNX, int8) and a stamp of the manifest file that a later save changes. Loaders, the service, ``export`` and
+``distill`` take this value instead of asking the folder again; ``loading.load_consistent`` asks the folder only
+whether it is still the same save (a ``stat``, no read).
+
+The rule: refused with a one-line error are a path that is not a folder; a manifest that is missing, not a regular
+file (a FIFO is never waited on), corrupt, of another format, or edited (labels, maxlen); a listed file that is
+missing, not a regular file (a FIFO, a device, a link), points outside the folder, or does not match its sha256; a
+file the manifest does not list. The derived ONNX files are checked when they are used (``SavedPredictor.derived``):
+a bad one disables only the ONNX paths, which ``export`` repairs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.predictor.manifest import (DERIVED, FORMAT_VERSION, MANIFEST, MAX_MANIFEST_BYTES, METRICS,
+                                              ONNX_FP32, ONNX_INT8, labels_digest, read_regular,
+                                              sha256_file)
+from ktrain_recipes.predictor.swaps import recover
+from ktrain_recipes.versions import check_versions
+
+# what a folder can be loaded as, by the derived file each needs (ktrain needs none)
+BACKEND_FILES = {"onnx-fp32": ONNX_FP32, "int8": ONNX_INT8}
+
+
+@dataclass(frozen=True)
+class SavedPredictor:
+    """One save of a predictor folder, read and checked once (``read_predictor``)."""
+
+    folder: Path
+    manifest: dict
+    digest: str          # sha256 of manifest.json's bytes as read: names this save (the service reports it)
+    metrics: dict        # metrics.json, checked against the manifest like every listed file
+    stamp: tuple         # (device, inode, size, mtime) of manifest.json as read: a later save changes it
+
+    @property
+    def files(self) -> dict[str, str]:
+        """Every listed file's sha256, by name."""
+        return self.manifest["files"]
+
+    @property
+    def label_names(self) -> list[str]:
+        return list(self.manifest["label_names"])
+
+    @property
+    def maxlen(self) -> int:
+        return int(self.manifest["maxlen"])
+
+    @property
+    def pairs(self) -> bool | None:
+        """True, False, or None when the save did not record it."""
+        return self.manifest.get("pairs")
+
+    @property
+    def backends(self) -> tuple[str, ...]:
+        """What the folder lists the files to be loaded as: always ``ktrain``; ``onnx-fp32`` and ``int8`` after
+        ``export`` (their files are checked when loaded)."""
+        return ("ktrain", *(name for name, file in BACKEND_FILES.items() if file in self.files))
+
+    def identity(self, backend: str) -> dict:
+        """What names this save when loaded as ``backend``: folder, model, labels, save (the service reports it)."""
+        return {"folder": str(self.folder), "model_id": self.manifest.get("model_id"), "labels": self.label_names,
+                "maxlen": self.maxlen, "manifest_sha256": self.digest, "save_id": self.manifest.get("save_id"),
+                "created": self.manifest.get("created"), "backend": backend}
+
+    def derived(self, name: str) -> Path:
+        """The path of a derived (ONNX) file, checked against the manifest; a bad one says how to repair it."""
+        repair = f"`ktrain-recipes export --predictor {self.folder}` rebuilds it from the model"
+        if name not in self.files:
+            raise RecipesError(f"'{self.folder}' has no {name}: {repair}")
+        path = self.folder / name
+        if not _regular(path) or sha256_file(path) != self.files[name]:
+            raise RecipesError(f"'{path}' is missing or does not match its checksum (damaged): {repair}")
+        return path
+
+    def is_current(self) -> bool:
+        """Whether the folder still holds this save: its manifest.json is the same file, unchanged (a ``stat``)."""
+        return manifest_stamp(self.folder) == self.stamp
+
+
+def manifest_stamp(folder: str | os.PathLike) -> tuple | None:
+    """The (device, inode, size, mtime) of a folder's manifest.json without opening it; None when it is absent.
+    Every save writes a new manifest and swaps the folder by renames, so a new save always changes it."""
+    try:
+        info = os.stat(Path(folder) / MANIFEST)
+    except OSError:
+        return None
+    return _stamp(info)
+
+
+def _stamp(info: os.stat_result) -> tuple:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def read_predictor(folder: str | os.PathLike, strict: bool = False) -> SavedPredictor:
+    """Read and check a predictor folder once (the module's rule); return the save as one value.
+
+    Other minor versions of TensorFlow/transformers/ktrain warn, or with ``strict`` raise.
+    """
+    folder = Path(folder)
+    recover(folder)
+    if folder.exists() and not folder.is_dir():
+        if folder.suffix == ".keras":
+            raise RecipesError(f"'{folder}' is a Keras 3 model, not a predictor: load it with keras.saving.load_model "
+                               "(docs/keras3.md); predict, export and serve take the folders train saves")
+        raise RecipesError(f"'{folder}' is not a folder: pass the predictor folder (the --out of a train run)")
+    if not folder.is_dir():
+        raise RecipesError(f"predictor folder '{folder}' does not exist: pass the --out folder of a train run")
+    manifest, digest, stamp = _read_manifest(folder)
+    check_versions(str(folder), manifest.get("versions", {}), strict)
+    listed = manifest["files"]
+    unlisted = sorted({p.name for p in folder.iterdir()} - {MANIFEST} - set(listed))
+    if unlisted:
+        raise RecipesError(f"'{folder}' holds {unlisted[0]!r}, which its manifest does not list (files may only "
+                           "be added by our commands): remove it, or re-save the predictor")
+    metrics_bytes = b""
+    for name, file_digest in listed.items():
+        if name in DERIVED:
+            continue
+        path = folder / name
+        if not path.exists() and not path.is_symlink():
+            raise RecipesError(f"'{folder}' is missing {name}: the predictor is incomplete, re-run train")
+        if not _regular(path):
+            raise RecipesError(f"'{path}' is not a regular file (a link, a FIFO or a device): a predictor holds "
+                               "only the files it saved; re-run train")
+        if name == METRICS:
+            metrics_bytes = read_regular(path, 64 * MAX_MANIFEST_BYTES)
+            seen = hashlib.sha256(metrics_bytes).hexdigest()
+        else:
+            seen = sha256_file(path)
+        if seen != file_digest:
+            raise RecipesError(f"'{folder}/{name}' does not match its checksum (corrupt or edited): re-run train")
+    return SavedPredictor(folder, manifest, digest, _metrics(folder, metrics_bytes), stamp)
+
+
+def read_manifest(folder: str | os.PathLike, strict: bool = False) -> dict:
+    """Check a predictor folder and return its manifest (``read_predictor(folder).manifest``)."""
+    return read_predictor(folder, strict).manifest
+
+
+def _read_manifest(folder: Path) -> tuple[dict, str, tuple]:
+    """manifest.json, opened once: the parsed manifest, the sha256 of its bytes and its stamp."""
+    corrupt = f"'{folder}/{MANIFEST}' is corrupt: re-run train to recreate the predictor"
+    path = folder / MANIFEST
+    try:
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            raise ValueError("a link")
+        raw = read_regular(path)
+        manifest = json.loads(raw)
+    except FileNotFoundError:
+        keras3 = sorted(p.name for p in folder.glob("*.keras"))
+        if keras3:
+            raise RecipesError(f"'{folder}' holds a Keras 3 model ({keras3[0]}), not a predictor: load it with "
+                               "keras.saving.load_model (docs/keras3.md); predict, export and serve take the "
+                               "folders train saves") from None
+        raise RecipesError(f"'{folder}' has no {MANIFEST}: it is not a predictor saved by ktrain_recipes") from None
+    except (IsADirectoryError, ValueError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors too
+        raise RecipesError(corrupt + " (or it is not a regular file)") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+        raise RecipesError(corrupt)
+    if not manifest["files"] or not all(isinstance(v, str) for v in manifest["files"].values()):
+        raise RecipesError(f"{corrupt} (its file list is empty or malformed, so nothing could be checked)")
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise RecipesError(
+            f"'{folder}' was saved in predictor format {manifest.get('format_version')}, this version reads "
+            f"format {FORMAT_VERSION}: upgrade ktrain_recipes or re-train"
+        )
+    root = folder.resolve()
+    for name in manifest["files"]:
+        inside = (folder / name).resolve()
+        if Path(name).is_absolute() or ".." in Path(name).parts or inside.parent != root:
+            raise RecipesError(f"{corrupt} (entry {name!r} points outside the folder)")
+    labels, maxlen = manifest.get("label_names"), manifest.get("maxlen")
+    if manifest.get("labels_sha256") != labels_digest(labels, maxlen):
+        raise RecipesError(f"{corrupt} (its label names or maxlen were edited)")
+    return manifest, hashlib.sha256(raw).hexdigest(), _stamp(info)
+
+
+def _regular(path: Path) -> bool:
+    """A regular file, not a link to one (a link could leave the folder, or change under a check)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _metrics(folder: Path, raw: bytes) -> dict:
+    """metrics.json's content ({} for a save that has none listed)."""
+    if not raw:
+        return {}
+    try:
+        metrics = json.loads(raw)
+    except ValueError:
+        raise RecipesError(f"'{folder}/{METRICS}' is not readable JSON: re-run train to recreate it") from None
+    return metrics if isinstance(metrics, dict) else {}
