@@ -126,24 +126,37 @@ def clean_litter(out: Path) -> None:
 @contextmanager
 def writers_lock(out: Path) -> Iterator[None]:
     """Hold the lock every writer of ``out`` takes for its last check and its swap, so that two commands saving into
-    one folder (``train --overwrite`` and ``export``) never interleave there. The lock file lives beside the folder
-    it protects (``.NAME.lock`` in its parent, which every writer must be able to write anyway), not in a shared
-    temporary folder: writers with different $TMPDIRs exclude each other, and no other user of the machine can create
-    or hold it. Opened without following a link; anything but a regular file there is refused."""
+    one folder (``train --overwrite`` and ``export``) never interleave there; waits for the holder."""
+    with lock_beside(out, "lock", "the writers' lock"):
+        yield
+
+
+@contextmanager
+def lock_beside(out: Path, suffix: str, what: str, busy: str | None = None) -> Iterator[int]:
+    """Hold a kernel lock (flock) on ``.NAME.SUFFIX`` beside ``out``; yield its descriptor. The file lives beside the
+    folder it protects (in its parent, which every writer must be able to write anyway), not in a shared temporary
+    folder: writers with different $TMPDIRs exclude each other, and no other user of the machine can create or hold
+    it. Opened without following a link; anything but a regular file there is refused. With ``busy`` (a one-line
+    error) a held lock is refused at once instead of waited for. The holder removes the file while it still holds
+    it, so nothing is left behind; a process killed while holding it releases the lock with its descriptors."""
     import stat
 
-    path = Path(os.path.realpath(out)).parent / f".{Path(out).name}.lock"
+    path = Path(os.path.realpath(out)).parent / f".{Path(out).name}.{suffix}"
     while True:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
         except OSError as exc:
-            raise RecipesError(f"cannot open the writers' lock '{path}' ({exc.strerror}): remove it if it is not a "
-                               "file, or choose another --out") from None
+            raise RecipesError(f"cannot open {what} '{path}' ({exc.strerror}): remove it if it is not a file, or "
+                               "choose another --out") from None
         try:
             held = os.fstat(fd)
             if not stat.S_ISREG(held.st_mode):
-                raise RecipesError(f"the writers' lock '{path}' is not a regular file: remove it")
-            fcntl.flock(fd, fcntl.LOCK_EX)
+                raise RecipesError(f"{what} '{path}' is not a regular file: remove it")
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if busy else 0))
+            except BlockingIOError:
+                holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
+                raise RecipesError(busy.format(holder=holder)) from None
             try:
                 now = os.stat(path, follow_symlinks=False)
             except FileNotFoundError:
@@ -151,11 +164,9 @@ def writers_lock(out: Path) -> Iterator[None]:
             if now is None or (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
                 continue  # the previous holder removed the file after we opened it: take the lock on the new one
             try:
-                yield
+                yield fd
             finally:
-                # removed while still held, so the folder keeps no lock file behind; a writer that opened the old
-                # file sees above that it is gone and opens the path again
-                path.unlink(missing_ok=True)
+                path.unlink(missing_ok=True)  # removed while still held: a waiter that opened it sees it is gone
                 fcntl.flock(fd, fcntl.LOCK_UN)
             return
         finally:

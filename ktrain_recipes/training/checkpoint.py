@@ -126,44 +126,16 @@ class Checkpoint:
 def run_lock(out: Path):
     """Held by the one run writing into ``out`` (its checkpoint and its predictor) from its checkpoint's start to
     its save: a second ``train`` into the same folder, or a second ``--resume`` of one checkpoint, is refused in one
-    line instead of deleting the first one's live checkpoint. A kernel lock (flock) on ``.OUT.run.lock`` beside
-    ``out``: a run killed by any means releases it. Opened without following a link."""
-    import fcntl
-    import stat
+    line instead of deleting the first one's live checkpoint. A kernel lock on ``.OUT.run.lock`` beside ``out``
+    (``swaps.lock_beside``): a run killed by any means releases it."""
+    from ktrain_recipes.predictor.swaps import lock_beside
 
-    path = Path(os.path.realpath(out)).parent / f".{Path(out).name}.run.lock"
-    while True:
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
-        except OSError as exc:
-            raise RecipesError(f"cannot open the run's lock '{path}' ({exc.strerror}): remove it if it is not a file, "
-                               "or choose another --out") from None
-        try:
-            held = os.fstat(fd)
-            if not stat.S_ISREG(held.st_mode):
-                raise RecipesError(f"the run's lock '{path}' is not a regular file: remove it")
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                owner = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
-                raise RecipesError(f"another run ({owner}) is training into '{out}' now: wait for it to finish, or "
-                                   "choose another --out") from None
-            try:
-                now = os.stat(path, follow_symlinks=False)
-            except FileNotFoundError:
-                now = None
-            if now is None or (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
-                continue  # the previous holder removed the file after we opened it: lock the new one
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"pid {os.getpid()}".encode(), 0)
-            try:
-                yield
-            finally:
-                path.unlink(missing_ok=True)  # while still held: no lock file is left behind
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            return
-        finally:
-            os.close(fd)
+    busy = (f"another run ({{holder}}) is training into '{out}' now: wait for it to finish, or choose another "
+            "--out")
+    with lock_beside(out, "run.lock", "the run's lock", busy) as fd:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}".encode(), 0)  # named in the second run's refusal
+        yield
 
 
 def record_damage(record) -> str | None:
