@@ -13,62 +13,12 @@ import os
 from dataclasses import dataclass, field
 
 from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.flag_values import (check_fraction, check_limit, check_pair_column, parse_labels, parse_limit,
+                                        parse_maxlen)
 
 
 # the positions BERT, MiniLM, DistilBERT, ALBERT and ELECTRA have embeddings for (RoBERTa: 514, two of them reserved)
 MAX_POSITIONS = 512
-
-
-def parse_maxlen(value: str) -> int | str:
-    """Parse a maxlen flag: 'auto', 'max' or a number of tokens."""
-    if value in ("auto", "max"):
-        return value
-    try:
-        return int(value)
-    except ValueError:
-        raise ValueError(f"must be 'auto', 'max' or an integer, got {value!r}") from None
-
-
-def parse_limit(value: str) -> int | None:
-    """Parse a limit flag: a number of texts, or 'all'."""
-    if value == "all":
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise ValueError(f"must be a number of texts or 'all', got {value!r}") from None
-
-
-def parse_labels(value: str) -> list[str]:
-    """Parse a comma-separated list of label names."""
-    names = [n.strip() for n in value.split(",") if n.strip()]
-    if len(names) < 2:
-        raise ValueError(f"give at least two comma-separated label names, got {value!r}")
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise ValueError(f"label names must differ, but {', '.join(repeated)} is given twice")
-    return names
-
-
-def check_fraction(value: float, flag: str = "--val-fraction") -> None:
-    """The one rule for a held-out share: strictly between 0 and 1 (every loader applies it)."""
-    if not (isinstance(value, (int, float)) and 0 < value < 1):
-        raise RecipesError(f"{flag} must be between 0 and 1, got {value}")
-
-
-def check_limit(value: int | None, flag: str = "--limit") -> None:
-    """The one rule for a number of texts: a whole number of at least 1, or None for all of them."""
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-        raise RecipesError(f"{flag} must be at least 1, got {value}")
-
-
-def check_pair_column(pair: str | None, text: str, label: str) -> None:
-    """Refuse a pair column that is the text or the label column: it would pair each text with itself, or need the
-    label to predict."""
-    if pair is not None and pair in (text, label):
-        which = "text" if pair == text else "label"
-        raise RecipesError(f"--pair-column '{pair}' is the {which} column: name the column that holds each text's "
-                           "second sentence, or leave it out")
 
 
 PRECISIONS = ("auto", "float32", "bfloat16", "float16")  # --precision's choices (training.precision applies them)

@@ -5,7 +5,8 @@ import os
 
 from ktrain_recipes.commands.flags import add_flags, add_loading_flags, check_writable_file, flag_type, \
     settings_from_args
-from ktrain_recipes.config import RecipeConfig, parse_limit
+from ktrain_recipes.config import RecipeConfig
+from ktrain_recipes.flag_values import parse_limit
 
 HELP = "score a saved predictor"
 

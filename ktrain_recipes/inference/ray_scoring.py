@@ -17,7 +17,7 @@ import numpy as np
 from ktrain_recipes.batch_policy import STREAM_CHUNK
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.network import connection_error, split_address
-from ktrain_recipes.config import check_limit
+from ktrain_recipes.flag_values import check_limit
 from ktrain_recipes.inference.output import output_format
 from ktrain_recipes.inference.streaming import check_input, input_format
 from ktrain_recipes.inference.writer import PredictionWriter

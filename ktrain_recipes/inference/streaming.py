@@ -16,7 +16,7 @@ from typing import Iterator
 
 
 from ktrain_recipes.batch_policy import STREAM_CHUNK
-from ktrain_recipes.config import check_limit
+from ktrain_recipes.flag_values import check_limit
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.inference.output import output_format
 from ktrain_recipes.inference.text_rules import unreadable
