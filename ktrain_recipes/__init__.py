@@ -46,7 +46,7 @@ _PUBLIC = {
     "keras3.presets": ["keras_hub_preset"],
     "predictor.saved": ["read_manifest"],
     "predictor.staging": ["save_checked_predictor"],
-    "inference.streaming": ["read_texts"],
+    "inference.input_files": ["read_texts"],
     "inference.timing": ["time_inference", "time_side_by_side"],
     "data.tokens": ["token_lengths"],
     "training.augment": ["augment"],

@@ -7,7 +7,7 @@ import pytest
 import ktrain_recipes as kr
 from ktrain_recipes.data.loading import EMOTION_LABELS
 from ktrain_recipes import RecipesError
-from ktrain_recipes.inference.streaming import read_texts
+from ktrain_recipes.inference.input_files import read_texts
 
 ALPHABET = "abc xyz;,\"'\t\\é漢字🙂\x00\r" + "".join(EMOTION_LABELS)
 

@@ -12,7 +12,8 @@ import pytest
 
 from ktrain_recipes import RecipesError, cli
 from ktrain_recipes.inference.onnx_inference import load_int8_predictor
-from ktrain_recipes.inference.streaming import predict_file, read_chunks
+from ktrain_recipes.inference.input_files import read_chunks
+from ktrain_recipes.inference.streaming import predict_file
 import os
 import ktrain_recipes as kr
 
@@ -242,7 +243,7 @@ def test_a_line_past_the_limit_is_refused_without_reading_it_whole(tmp_path, enc
     never holds more than about the limit in memory; a line of exactly the limit is read."""
     import tracemalloc
 
-    from ktrain_recipes.inference.streaming import MAX_LINE_CHARS
+    from ktrain_recipes.inference.input_files import MAX_LINE_CHARS
 
     path = tmp_path / "texts.txt"
     path.write_text("a short text\n" + "é" * MAX_LINE_CHARS + "\n" + "x" * (20 * MAX_LINE_CHARS) + "\n",

@@ -66,7 +66,8 @@ def run(args) -> None:
         print(f"{n} texts classified into {args.output}", file=sys.stderr)
         return
     if args.input:
-        from ktrain_recipes.inference.streaming import check_input, predict_file
+        from ktrain_recipes.inference.input_files import check_input
+        from ktrain_recipes.inference.streaming import predict_file
 
         check_input(args.input)  # before loading the model: its errors are the cheaper to find
         predictor = open_predictor(args.predictor, args.int8, args.strict, unpickle_preproc=args.unpickle_preproc)

@@ -19,7 +19,7 @@ from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.network import connection_error, split_address
 from ktrain_recipes.flag_values import check_limit
 from ktrain_recipes.inference.output import output_format
-from ktrain_recipes.inference.streaming import check_input, input_format
+from ktrain_recipes.inference.input_files import check_input, input_format
 from ktrain_recipes.inference.writer import PredictionWriter
 
 ERROR_COLUMN = "__error"
