@@ -137,7 +137,7 @@ def test_binding_beyond_loopback_without_a_key_warns(monkeypatch, exported, caps
 
     import uvicorn
 
-    import ktrain_recipes.service.app as service
+    import ktrain_recipes.service.server as service
 
     bound = []
 

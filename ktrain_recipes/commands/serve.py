@@ -24,6 +24,6 @@ def run(args) -> None:
 
         serve_with_ray(settings, host=args.host, port=args.port)
     else:
-        from ktrain_recipes.service.app import serve
+        from ktrain_recipes.service.server import serve
 
         serve(settings, host=args.host, port=args.port)

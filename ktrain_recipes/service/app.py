@@ -21,30 +21,22 @@ What ktrain's FAQ Flask app lacks, and this adds:
 
 
 import asyncio
-import math
 import logging
 import time
 from importlib import resources
 from typing import Any
 
 from ktrain_recipes import compat  # noqa: F401
-from ktrain_recipes.errors import RecipesError, note
 from ktrain_recipes.service.batcher import DeadlineExceeded, MicroBatcher, ModelCallFailed, QueueFull, ShuttingDown
 from ktrain_recipes.service.reloader import Reloader
 from ktrain_recipes.service.model import LoadedModel, load_model
-from ktrain_recipes.service.settings import DEFAULT_HOST, DEFAULT_PORT, ServiceSettings, url_host
+from ktrain_recipes.service.settings import ServiceSettings
 from ktrain_recipes.service.metrics import ServiceMetrics
 from ktrain_recipes.inference.text_rules import problem
 from ktrain_recipes.inference.truncation import first_truncated, token_counts
 from ktrain_recipes.service.classify_api import add_classify_routes
-
-LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
-
-
-def _error(status: int, message: str, headers: dict | None = None):
-    from fastapi.responses import JSONResponse
-
-    return JSONResponse({"error": message}, status_code=status, headers=headers)
+from ktrain_recipes.service.operations import add_operations
+from ktrain_recipes.service.schemas import json_error
 
 
 def create_app(settings: ServiceSettings, model: LoadedModel | None = None, request_ids: bool = True):
@@ -113,19 +105,19 @@ def _add_error_handling(app) -> None:
         shape = ('{"input": ["..."]} or {"input": [["...", "..."]]}' if request.url.path.endswith("/classify")
                  else '{"texts": ["..."]} or {"pairs": [["...", "..."]]}')
         if first.get("type") == "json_invalid":
-            return _error(400, f"the body is not valid JSON: send {shape}")
+            return json_error(400, f"the body is not valid JSON: send {shape}")
         message = str(first.get("msg", "invalid request")).splitlines()[0]
-        return _error(422, f"{where or 'body'}: {message} (send {shape})")
+        return json_error(422, f"{where or 'body'}: {message} (send {shape})")
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException):
-        return _error(exc.status_code, str(exc.detail))
+        return json_error(exc.status_code, str(exc.detail))
 
     @app.exception_handler(Exception)
     async def failure(request: Request, exc: Exception):
         logging.getLogger("ktrain_recipes.service.app").warning(
             "%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, str(exc)[:200])
-        return _error(500, f"the server failed ({type(exc).__name__}); the request may be retried")
+        return json_error(500, f"the server failed ({type(exc).__name__}); the request may be retried")
 
 
 def check_request(texts: list | None, pairs: list | None, current: LoadedModel, max_chars: int,
@@ -171,13 +163,13 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
         try:
             probs, used, job = await batcher.predict(items, current, settings.timeout_ms / 1000)
         except QueueFull as exc:
-            return _error(429, f"the server is busy ({exc}): retry after a second", busy)
+            return json_error(429, f"the server is busy ({exc}): retry after a second", busy)
         except DeadlineExceeded:
-            return _error(503, f"no answer within {settings.timeout_ms:g} ms: retry after a second", busy)
+            return json_error(503, f"no answer within {settings.timeout_ms:g} ms: retry after a second", busy)
         except ModelCallFailed as exc:
-            return _error(500, str(exc))
+            return json_error(500, str(exc))
         except ShuttingDown:
-            return _error(503, "the service is shutting down: retry on another replica, or in a second", busy)
+            return json_error(503, "the service is shutting down: retry on another replica, or in a second", busy)
         finally:
             app.state.predicting -= 1
             metrics.queue_depth.set(batcher.waiting)
@@ -194,8 +186,9 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
         counts = token_counts(current.counter, items, current.classifier.maxlen)
         cut = first_truncated(counts)
         if cut and not truncate:
-            return _error(422, f"{kind}[{cut[0]}] is {cut[1]} tokens, over this model's {current.classifier.maxlen}: "
-                               "shorten it, or send \"truncate\": true to classify its first tokens")
+            return json_error(422, f"{kind}[{cut[0]}] is {cut[1]} tokens, over this model's "
+                              f"{current.classifier.maxlen}: shorten it, or send \"truncate\": true to classify its "
+                              "first tokens")
         return counts
 
     async def classify_items(texts: list | None, pairs: list | None, truncate: bool, response: Response,
@@ -207,7 +200,7 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
         current = batcher.model  # checked against this model, and answered by it
         items = check_request(texts, pairs, current, settings.max_chars, name)
         if isinstance(items, str):
-            return _error(422, items)
+            return json_error(422, items)
         counts = counted(items, current, truncate, name or ("texts" if texts is not None else "pairs"))
         if not isinstance(counts, list):
             return counts
@@ -233,7 +226,7 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
 
     add_classify_routes(app, classify_items, batcher, settings.max_batch)
 
-    _add_operations(app, batcher, reloader, metrics)
+    add_operations(app, batcher, reloader, metrics)
 
     @app.get("/metadata")
     async def metadata() -> dict:
@@ -270,130 +263,3 @@ def _add_docs(app) -> None:
         return get_swagger_ui_html(openapi_url=app.openapi_url, title=f"{app.title}: API",
                                    swagger_js_url="/docs-assets/swagger-ui-bundle.js",
                                    swagger_css_url="/docs-assets/swagger-ui.css", swagger_favicon_url="data:,")
-
-
-def _add_operations(app, batcher: MicroBatcher, reloader: Reloader, metrics: ServiceMetrics) -> None:
-    """Liveness, readiness (503 while draining) and Prometheus metrics (HEAD: see ``service.guard``)."""
-    from fastapi import Response
-
-    busy = {"Retry-After": "1"}
-
-    @app.get("/health/live")
-    async def live() -> dict:
-        """Liveness: the process answers."""
-        return {"status": "live"}
-
-    @app.get("/health/ready")
-    async def ready() -> Any:
-        """Readiness: a model is loaded and the service is not draining (503 otherwise)."""
-        if app.state.draining:
-            return _error(503, "draining: the service is shutting down", busy)
-        return {"status": "ready", "model": batcher.model.identity}
-
-    @app.get("/health")
-    async def health() -> Any:
-        """Readiness, and which save is serving (kept for clients of earlier versions)."""
-        if app.state.draining:
-            return _error(503, "draining: the service is shutting down", busy)
-        return {"status": "ok", "model": batcher.model.identity, "swaps": reloader.swaps}
-
-    @app.get("/metrics", include_in_schema=False)
-    async def prometheus() -> Response:
-        from prometheus_client import CONTENT_TYPE_LATEST
-
-        metrics.queue_depth.set(batcher.waiting)
-        metrics.serve(batcher.model.identity)
-        return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
-
-
-def bind(host: str, port: int):
-    """A listening socket on ``host``:``port``, or a one-line error (a port out of range or in use, a host that
-    does not resolve or is not this machine's)."""
-    import socket
-
-    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-        raise RecipesError(f"--port must be from 0 to 65535, got {port}")
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except socket.gaierror as exc:
-        raise RecipesError(f"--host {host!r} does not resolve ({exc.strerror}): give an address of this machine, "
-                           "e.g. 127.0.0.1") from None
-    family, kind, proto, _, address = infos[0]
-    sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(address)
-        sock.listen(2048)
-    except OSError as exc:
-        sock.close()
-        raise RecipesError(f"cannot listen on {host}:{port} ({exc.strerror}): choose another --port, or an address "
-                           "of this machine for --host") from None
-    return sock
-
-
-def warn_if_open(settings: ServiceSettings, host: str) -> None:
-    """Warn when the service will answer beyond this machine with no API key (either engine)."""
-    if host not in LOCAL_HOSTS and not settings.api_key():
-        note(f"warning: listening on {host} without an API key: anyone who can reach the port can use it "
-             "(--api-key-file, or a proxy that authenticates)")
-
-
-# after --drain-s, the model calls under way finish (milliseconds each) before uvicorn cancels what is left
-DRAIN_MARGIN_S = 2.0
-
-
-def serve(settings: ServiceSettings, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
-    """Load the predictor and serve it with uvicorn until SIGTERM or Ctrl-C, then drain: stop accepting, turn
-    not-ready, answer what is in flight (up to ``settings.drain_s``) and exit."""
-    import uvicorn
-
-    from ktrain_recipes.service.protocol import ConnectionLimits, limited_protocol
-
-    sock = bind(host, port)
-    warn_if_open(settings, host)
-    start = time.perf_counter()
-    model = load_model(settings.predictor, settings.backend, settings.threads, settings.max_call)
-    app = create_app(settings, model)
-    port = sock.getsockname()[1]
-    note(f"serving '{settings.predictor}' ({model.identity['backend']}, labels {', '.join(model.classifier.classes)}"
-         f", loaded in {time.perf_counter() - start:.1f} s) on http://{url_host(host)}:{port}/  (API: /docs)")
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
-
-    class DrainingServer(uvicorn.Server):
-        """The first SIGTERM or Ctrl-C starts a drain: the socket stays open, so that readiness probes read 503
-        while the requests in flight are answered; once none is left, or at --drain-s, uvicorn's own shutdown
-        runs. A second signal stops at once.
-
-        /predict requests that still arrive meanwhile (a balancer takes a moment to notice) are answered too."""
-        exit_signal = None  # (signal, frame) of the first signal
-        drain_until = None  # event-loop time; inf for --drain-s 0 (no limit)
-
-        def handle_exit(self, sig, frame):
-            if self.exit_signal is not None:  # a second signal: stop now, without waiting for anyone
-                self.force_exit = True
-                return super().handle_exit(sig, frame)
-            self.exit_signal = (sig, frame)
-            app.state.draining = True  # /health/ready answers 503 from now on
-
-        async def on_tick(self, counter: int) -> bool:
-            if self.exit_signal is not None and not self.should_exit:
-                loop = asyncio.get_running_loop()
-                if self.drain_until is None:
-                    self.drain_until = loop.time() + settings.drain_s if settings.drain_s else math.inf
-                    if settings.drain_s:
-                        # at the deadline, what still waits for a model call gets JSON 503 (uvicorn's own
-                        # deadline, a little later, would cancel it into a plain-text 500)
-                        loop.call_later(settings.drain_s, app.state.batcher.shed)
-                if not app.state.predicting or loop.time() >= self.drain_until:
-                    left = self.drain_until - loop.time()
-                    # what is left (bodies still arriving, answers being written) gets the rest of the drain
-                    self.config.timeout_graceful_shutdown = (None if math.isinf(left)
-                                                             else max(left, 0) + DRAIN_MARGIN_S)
-                    super().handle_exit(*self.exit_signal)
-            return await super().on_tick(counter)
-
-    limits = ConnectionLimits(settings.max_header_bytes, settings.max_headers, settings.header_timeout_s,
-                              settings.body_timeout_s)
-    protocol = limited_protocol(limits, app.state.metrics.refused)  # refusals before any route are counted too
-    config = uvicorn.Config(app, log_level="warning", access_log=False, log_config=None, http=protocol)
-    DrainingServer(config).run(sockets=[sock])

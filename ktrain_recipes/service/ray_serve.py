@@ -52,12 +52,12 @@ def serve_with_ray(settings: ServiceSettings, host: str, port: int) -> None:
     from ray import serve
 
     from ktrain_recipes.inference.ray_scoring import check_address
-    from ktrain_recipes.service import app
+    from ktrain_recipes.service import server
     from ktrain_recipes.service.model import load_model
 
     check_address(settings.ray_address)
-    app.bind(host, port).close()  # a port in use or out of range, a foreign host: one line, before Ray starts
-    app.warn_if_open(settings, host)
+    server.bind(host, port).close()  # a port in use or out of range, a foreign host: one line, before Ray starts
+    server.warn_if_open(settings, host)
     start = time.perf_counter()
     # refuse a bad folder here, once
     model = load_model(settings.predictor, settings.backend, settings.threads, settings.max_call)

@@ -43,3 +43,10 @@ class ErrorResponse(BaseModel):
 
 
 ERRORS = {status: {"model": ErrorResponse} for status in (400, 413, 422)}
+
+
+def json_error(status: int, message: str, headers: dict | None = None):
+    """An error as the service answers every one: JSON ``{"error": "one line"}`` (the ``ErrorResponse`` above)."""
+    from fastapi.responses import JSONResponse
+
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
