@@ -22,18 +22,16 @@ What ktrain's FAQ Flask app lacks, and this adds:
 
 import asyncio
 import logging
-import time
 from importlib import resources
 from typing import Any
 
 from ktrain_recipes import compat  # noqa: F401
-from ktrain_recipes.service.batcher import DeadlineExceeded, MicroBatcher, ModelCallFailed, QueueFull, ShuttingDown
+from ktrain_recipes.service.answering import Answering
+from ktrain_recipes.service.batcher import MicroBatcher
 from ktrain_recipes.service.reloader import Reloader
 from ktrain_recipes.service.model import LoadedModel, load_model
 from ktrain_recipes.service.settings import ServiceSettings
 from ktrain_recipes.service.metrics import ServiceMetrics
-from ktrain_recipes.inference.text_rules import problem
-from ktrain_recipes.inference.truncation import first_truncated, token_counts
 from ktrain_recipes.service.classify_api import add_classify_routes
 from ktrain_recipes.service.operations import add_operations
 from ktrain_recipes.service.schemas import json_error
@@ -120,31 +118,6 @@ def _add_error_handling(app) -> None:
         return json_error(500, f"the server failed ({type(exc).__name__}); the request may be retried")
 
 
-def check_request(texts: list | None, pairs: list | None, current: LoadedModel, max_chars: int,
-                  name: str | None = None):
-    """The items of a /predict body, or the one-line error (a string) that refuses it. ``name``: what the
-    client called the list (``input`` in /classify), for the error's wording."""
-    if (texts is None) == (pairs is None):
-        return "send exactly one of \"texts\" (a list of strings) or \"pairs\" (a list of [first, second])"
-    items = texts if texts is not None else [tuple(p) for p in pairs]
-    kind = "texts" if texts is not None else "pairs"
-    called = name or kind
-    if not items:
-        return f"\"{called}\" is empty: send at least one"
-    if current.pairs is True and kind == "texts":
-        return "this predictor classifies sentence pairs: send \"pairs\": [[first, second], ...]"
-    if current.pairs is False and kind == "pairs":
-        return "this predictor classifies single texts: send \"texts\": [\"...\", ...]"
-    for i, item in enumerate(items):
-        for part in item if kind == "pairs" else (item,):
-            if len(part) > max_chars:
-                return f"{called}[{i}] is {len(part)} characters, over the limit of {max_chars}: shorten it"
-            why = problem(part)
-            if why:
-                return f"{called}[{i}] {why}"
-    return items
-
-
 def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader: Reloader,
                 metrics: ServiceMetrics) -> None:
     from fastapi import Response
@@ -154,67 +127,13 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
     from ktrain_recipes.versions import package_versions
 
     PredictRequest = predict_request(settings.max_batch)
-    busy = {"Retry-After": "1"}
-
-    async def answer(items: list, current: LoadedModel, response: Response, start: float):
-        """Run checked items through the batcher: (probabilities, the model that answered), or the error response
-        (429/503 with Retry-After when busy). Shared by /predict and /classify."""
-        app.state.predicting += 1
-        try:
-            probs, used, job = await batcher.predict(items, current, settings.timeout_ms / 1000)
-        except QueueFull as exc:
-            return json_error(429, f"the server is busy ({exc}): retry after a second", busy)
-        except DeadlineExceeded:
-            return json_error(503, f"no answer within {settings.timeout_ms:g} ms: retry after a second", busy)
-        except ModelCallFailed as exc:
-            return json_error(500, str(exc))
-        except ShuttingDown:
-            return json_error(503, "the service is shutting down: retry on another replica, or in a second", busy)
-        finally:
-            app.state.predicting -= 1
-            metrics.queue_depth.set(batcher.waiting)
-        done = time.perf_counter()
-        queued, inference = job.started - job.queued, done - job.started
-        metrics.queue_time.observe(queued)
-        metrics.latency.observe(done - start)
-        response.headers["x-queue-time-ms"] = f"{queued * 1000:.2f}"
-        response.headers["x-inference-time-ms"] = f"{inference * 1000:.2f}"
-        return probs, used
-
-    def counted(items: list, current: LoadedModel, truncate: bool, kind: str):
-        """Each item's (tokens read, tokens it has), or the 422 refusing a cut when ``truncate`` is false."""
-        counts = token_counts(current.counter, items, current.classifier.maxlen)
-        cut = first_truncated(counts)
-        if cut and not truncate:
-            return json_error(422, f"{kind}[{cut[0]}] is {cut[1]} tokens, over this model's "
-                              f"{current.classifier.maxlen}: shorten it, or send \"truncate\": true to classify its "
-                              "first tokens")
-        return counts
-
-    async def classify_items(texts: list | None, pairs: list | None, truncate: bool, response: Response,
-                             name: str | None = None):
-        """The steps /predict and /classify share: check the items, count their tokens, run them through the
-        batcher and count what was read; (probabilities, the model that answered, the counts), or the error
-        response. ``name``: what the client called its list, for the errors' wording."""
-        start = time.perf_counter()
-        current = batcher.model  # checked against this model, and answered by it
-        items = check_request(texts, pairs, current, settings.max_chars, name)
-        if isinstance(items, str):
-            return json_error(422, items)
-        counts = counted(items, current, truncate, name or ("texts" if texts is not None else "pairs"))
-        if not isinstance(counts, list):
-            return counts
-        result = await answer(items, current, response, start)
-        if not isinstance(result, tuple):
-            return result
-        metrics.read(counts)
-        return (*result, counts)
+    steps = Answering(app.state, settings, batcher, metrics)
 
     @app.post("/predict", response_model=PredictResponse, responses=ERRORS)
     async def predict(body: PredictRequest, response: Response) -> Any:
         """Classify texts (or text pairs): the label and each label's probability, per text, with the tokens the
         model read and whether the text was cut to fit."""
-        result = await classify_items(body.texts, body.pairs, body.truncate, response)
+        result = await steps.classify_items(body.texts, body.pairs, body.truncate, response)
         if not isinstance(result, tuple):
             return result
         probs, used, counts = result
@@ -224,7 +143,7 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
                         "tokens": read, "truncated": total > read} for row, (read, total) in zip(probs, counts)]
         return {"predictions": predictions, "model": used.identity}
 
-    add_classify_routes(app, classify_items, batcher, settings.max_batch)
+    add_classify_routes(app, steps.classify_items, batcher, settings.max_batch)
 
     add_operations(app, batcher, reloader, metrics)
 
