@@ -38,6 +38,51 @@ def _replay(body: bytes, receive):
     return replayed
 
 
+class Exchange:
+    """One request's passage through the guard: the status it was answered with, its request id on the answer, and
+    the body counted as it streams in (chunked bodies have no Content-Length): past the limit, the app is told the
+    body ended, and its answer is replaced by a 413; nothing more is read."""
+
+    def __init__(self, send, request_id: str | None, max_body: int):
+        self.send, self.request_id, self.max_body = send, request_id, max_body
+        self.status, self.over, self.replaced, self.received = 500, False, False, 0
+
+    async def send_with_id(self, message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+            if self.request_id is not None:
+                message["headers"] = [*message.get("headers", []), (b"x-request-id", self.request_id.encode("latin-1"))]
+        await self.send(message)
+
+    async def tracked_send(self, message) -> None:
+        if self.over:  # the body went past the limit: the app's answer is replaced by a 413
+            if message["type"] == "http.response.start" and not self.replaced:
+                self.replaced = True
+                await self.too_large()
+            return
+        await self.send_with_id(message)
+
+    async def too_large(self) -> None:
+        # no "connection: close": the server reads and drops the rest of the body (bounded, see service.protocol),
+        # so that a client that sends the whole body before reading gets this answer, not a broken pipe
+        await send_json(self.send_with_id, 413, f"the request body is over {self.max_body} bytes: send fewer or "
+                        "shorter texts per request")
+
+    def limited(self, receive):
+        """``receive``, counting the body: past the limit, the app is told the body ended."""
+        async def limited_receive():
+            if self.over:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                self.received += len(message.get("body", b""))
+                if self.received > self.max_body:
+                    self.over = True
+                    return {"type": "http.request", "body": b"", "more_body": False}
+            return message
+        return limited_receive
+
+
 class Guard:
     def __init__(self, app, max_body_bytes: int, api_key: str | None, metrics, max_concurrent: int,
                  request_ids: bool = True):
@@ -54,76 +99,37 @@ class Guard:
         headers = dict(scope.get("headers") or [])
         request_id = headers.get(b"x-request-id", b"")[:128].decode("latin-1") or uuid.uuid4().hex
         route = scope.get("path", "")
-        state = {"status": 500, "over": False, "replaced": False}
+        exchange = Exchange(send, request_id if self.request_ids else None, self.max_body)
         counted = False
-
-        async def tracked_send(message):
-            if state["over"]:  # the body went past the limit: the app's answer is replaced by a 413
-                if message["type"] == "http.response.start" and not state["replaced"]:
-                    state["replaced"] = True
-                    await too_large(send_with_id)
-                return
-            await send_with_id(message)
-
-        async def send_with_id(message):
-            if message["type"] == "http.response.start":
-                state["status"] = message["status"]
-                if self.request_ids:
-                    message["headers"] = [*message.get("headers", []),
-                                          (b"x-request-id", request_id.encode("latin-1"))]
-            await send(message)
-
-        async def too_large(sender):
-            # no "connection: close": the server reads and drops the rest of the body (bounded, see service.protocol),
-            # so that a client that sends the whole body before reading gets this answer, not a broken pipe
-            await send_json(sender, 413, f"the request body is over {self.max_body} bytes: send fewer or shorter "
-                            "texts per request")
-
         try:
             if self.key and route not in PUBLIC and scope.get("method") != "OPTIONS" and not self._authorized(headers):
-                return await send_json(send_with_id, 401, "send the API key as 'Authorization: Bearer KEY'",
+                return await send_json(exchange.send_with_id, 401, "send the API key as 'Authorization: Bearer KEY'",
                                        [(b"www-authenticate", b"Bearer")])
             length = headers.get(b"content-length")
             if length is not None and (not length.isdigit() or int(length) > self.max_body):
-                return await too_large(send_with_id)
-            received = 0
+                return await exchange.too_large()
             if route in MODEL_ROUTES:
                 # a request counts against --max-concurrent once its whole body is in: clients that open
                 # connections and send their bodies slowly (or never) hold no place that others need; the body
                 # is bounded by --max-body-bytes and by the connection's body deadline meanwhile
                 body, over = await self._read_body(receive)
                 if over:
-                    return await too_large(send_with_id)
+                    return await exchange.too_large()
                 if body is None:  # the client went away
                     return None
                 if self.in_flight >= self.max_concurrent:
-                    return await send_json(send_with_id, 429, f"the server is busy ({self.in_flight} requests in "
-                                           "flight): retry after a second", [(b"retry-after", b"1")])
+                    return await send_json(exchange.send_with_id, 429, f"the server is busy ({self.in_flight} "
+                                           "requests in flight): retry after a second", [(b"retry-after", b"1")])
                 self.in_flight += 1
                 counted = True
                 receive = _replay(body, receive)
-
-            async def limited_receive():
-                # counts the body as it streams in (chunked bodies have no Content-Length): past the limit, the
-                # app is told the body ended, and its answer is replaced by a 413; nothing more is read
-                nonlocal received
-                if state["over"]:
-                    return {"type": "http.disconnect"}
-                message = await receive()
-                if message["type"] == "http.request":
-                    received += len(message.get("body", b""))
-                    if received > self.max_body:
-                        state["over"] = True
-                        return {"type": "http.request", "body": b"", "more_body": False}
-                return message
-
-            await self.app(scope, limited_receive, tracked_send)
+            await self.app(scope, exchange.limited(receive), exchange.tracked_send)
         finally:
             if counted:
                 self.in_flight -= 1
             known = route if route in ("/", *MODEL_ROUTES, "/v1/models", "/metadata", "/docs", "/openapi.json",
                                         *PUBLIC) else "other"
-            self.metrics.requests.labels(known, str(state["status"])).inc()
+            self.metrics.requests.labels(known, str(exchange.status)).inc()
 
     async def _read_body(self, receive) -> tuple[bytes | None, bool]:
         """(the whole request body, False); (None, True) once the body passes ``max_body`` (nothing more is
