@@ -32,8 +32,7 @@ def export_onnx(folder: str | os.PathLike, quantize: bool = True) -> dict[str, P
       quantize: also write ``model.int8.onnx`` (dynamic int8 quantization of the weights).
     """
     folder = Path(folder)
-    saved = read_predictor(folder)  # the save this export rewrites, read once: a new save meanwhile makes it refuse
-    read = saved.manifest
+    read = read_predictor(folder).manifest  # the save this export rewrites: a new save meanwhile makes it refuse
     if not os.access(folder.parent, os.W_OK):
         raise RecipesError(f"cannot write beside '{folder}' (read-only): copy the predictor somewhere writable "
                            "and export the copy")
