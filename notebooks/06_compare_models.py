@@ -67,6 +67,9 @@ table
 # a point more accurate than the quickstart (0.939 against 0.932) for about five times the parameters, and answers one
 # text in 167 ms where the quickstart takes 67 ms: the trade-off the chart below draws.
 #
+# Whether a gap of a point or less between two runs is a real difference or the seed's doing is what
+# [05_better_or_noise](05_better_or_noise.ipynb) measures: the same recipe moves by itself from seed to seed.
+#
 # The timing columns are what each run measured when it saved, on whatever else the CPU was doing then
 # (docs/results.md says, run by run). The recommendation below reads the table as it is. The table of the published
 # models further down times every model in one pass, and is the one to compare speeds with.

@@ -298,7 +298,8 @@ kr.plot_latency_vs_accuracy(table, y="val_accuracy")
 #   so the teacher's probabilities on the 16,000 training texts alone add nothing we can tell from noise. Transfer
 #   data (STEP 4) gained +1.20 and +0.10 points on two seeds: a mean of +0.65 that two seeds cannot tell from the
 #   1-point spread between seeds either
-#   ([docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md#mpnet-base-teaches-minilm)).
+#   ([docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md#mpnet-base-teaches-minilm));
+#   [05_better_or_noise](05_better_or_noise.ipynb) reads those pairs with a paired interval.
 # - **What int8 costs and saves.** Each model shrinks to a quarter. MPNet loses 1.35 points (0.9450 to 0.9315); the
 #   students move by at most 0.4 (the labels-only one loses 0.4, the distilled one gains 0.2, both within the
 #   noise). One text takes about 3.0 ms in a student's int8 copy, 9.3 ms in the teacher's, and 79 ms in the teacher
@@ -345,8 +346,9 @@ pd.DataFrame({name: {"accuracy lost (points)": 100 * (table.loc[f"{name} fp32", 
 
 # %% [markdown]
 # **More to try.** Distil with `alpha=1` (the labels alone) and a different seed, and see how far two seeds of the
-# same setting move: that spread is the smallest difference worth believing. Then give the student transfer data (STEP
-# 4), one copy of each text: `kr.distill(dataclasses.replace(config, out=config.out + "-augmented"),
+# same setting move: that spread is the smallest difference worth believing
+# ([05_better_or_noise](05_better_or_noise.ipynb) shows how to judge a change against it). Then give the student
+# transfer data (STEP 4), one copy of each text: `kr.distill(dataclasses.replace(config, out=config.out + "-augmented"),
 # dataclasses.replace(settings, augment=1))`, and add its folder to `models` before STEP 5.
 #
 # **Next:**

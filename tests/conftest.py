@@ -25,6 +25,14 @@ def pytest_configure(config):
     os.environ["HF_DATASETS_OFFLINE"] = "1"
 
 
+def pytest_collection_modifyitems(config, items):
+    """With pytest-xdist (`make test` runs two workers), the tests that start Ray share one worker: two local Rays
+    on one machine collide. ``--dist loadgroup`` reads the group; without xdist the mark does nothing."""
+    for item in items:
+        if item.get_closest_marker("ray"):
+            item.add_marker(pytest.mark.xdist_group("ray"))
+
+
 @pytest.fixture(scope="session")
 def ethics_table():
     """benchmarks/ethics_table.py as a module (benchmarks/ is not a package)."""

@@ -1,5 +1,6 @@
-"""The service's batching policy: a batch never holds more than --max-batch texts, and --max-batch is the batch size of
-the model the service loads, so that one batch is one model call."""
+"""The service's batching policy: a batch never holds more than --max-call texts nor --max-call-tokens tokens, and
+--max-call is the batch size of the model the service loads; the int8 model runs a batch in calls of like length
+within the token budget."""
 
 import asyncio
 
@@ -48,15 +49,20 @@ def test_a_batch_never_holds_more_than_max_batch_texts():
 
 
 @pytest.mark.parametrize("backend", ["int8", "ktrain"])
-def test_max_batch_128_is_one_model_call_of_128(exported, backend):
+def test_max_batch_128_is_one_batch_of_128_and_int8_runs_it_within_the_token_budget(exported, backend):
+    """The batcher hands the model one batch of 128 texts; ktrain's predictor runs it as one call of 128, the int8
+    model in calls of like length, each within batch_policy.CALL_TOKENS padded tokens (past it, a token costs more:
+    docs/serve/batch_sweep.json)."""
+    from ktrain_recipes.batch_policy import CALL_TOKENS
+
     model = load_model(exported, backend, batch_size=128)
-    calls: list[int] = []
+    calls: list[tuple[int, int]] = []
     if backend == "int8":
         session = model.classifier.session
 
         class Counting:
             def run(self, names, feed):
-                calls.append(len(next(iter(feed.values()))))
+                calls.append(feed["input_ids"].shape)
                 return session.run(names, feed)
 
         model.classifier.session = Counting()
@@ -65,13 +71,35 @@ def test_max_batch_128_is_one_model_call_of_128(exported, backend):
         predict = model.classifier.predict_proba
 
         def counting(texts):
-            calls.append(len(texts))
+            calls.append((len(texts), None))
             return predict(texts)
 
         model.classifier.predict_proba = counting
     batcher = MicroBatcher(model, max_batch=128, max_wait_ms=0)
     run_requests(batcher, [128])
-    assert calls == [128]
+    assert sum(n for n, _ in calls) == 128
+    if backend == "ktrain":
+        assert calls == [(128, None)]
+    else:
+        assert len(calls) >= 2 and all(n * length <= CALL_TOKENS for n, length in calls), calls
+
+
+def test_a_batch_stops_at_its_token_budget():
+    model = Recording()
+    batcher = MicroBatcher(LoadedModel(model, {}, False, "d", {}), max_batch=64, max_wait_ms=0, max_tokens=100)
+
+    async def scenario():
+        runner = asyncio.create_task(batcher.run())
+        while batcher.queue is None:
+            await asyncio.sleep(0)
+        jobs = [asyncio.create_task(batcher.predict([f"text {i}"], tokens=30)) for i in range(10)]
+        jobs.append(asyncio.create_task(batcher.predict(["a long one"], tokens=500)))  # over the budget: alone
+        await asyncio.gather(*jobs)
+        runner.cancel()
+
+    asyncio.run(scenario())
+    assert sum(model.calls) == 11 and max(model.calls) <= 3  # 3 x 30 tokens fit 100, 4 do not
+    assert model.calls[-1] == 1
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -81,6 +109,7 @@ def test_max_batch_128_is_one_model_call_of_128(exported, backend):
     (dict(max_batch=8, max_wait_ms=-1), "max_wait_ms must be a finite number"),
     (dict(max_batch=8, max_wait_ms=2, max_queue=0), "max_queue must be None or a whole number of texts, at least 1"),
     (dict(max_batch=8, max_wait_ms=2, max_queue=2.5), "max_queue must be None or a whole number"),
+    (dict(max_batch=8, max_wait_ms=2, max_tokens=0), "max_tokens must be None or a whole number of tokens"),
 ])
 def test_a_batcher_refuses_bounds_that_cannot_work(kwargs, message):
     from ktrain_recipes import RecipesError

@@ -92,6 +92,26 @@ def test_truncation_is_reported_per_item_counted_and_refusable(client):
     assert left.status_code == 422 and "right" in left.json()["error"]
 
 
+def test_the_latency_by_length_counts_each_request_under_its_longest_item(client):
+    def counts(text: str) -> dict:
+        return {tokens: float(ln.split()[-1]) for tokens in ("1-16", "17-32", "33-64", "65-128", "129+")
+                for ln in text.splitlines()
+                if ln.startswith(f'ktrain_recipes_request_by_length_seconds_count{{tokens="{tokens}"}}')}
+
+    before = counts(client.get("/metrics").text)
+    assert set(before) == {"1-16", "17-32", "33-64", "65-128", "129+"}  # every series from 0
+    from ktrain_recipes.service.metrics import length_bucket
+
+    short, longer = "i am happy", " ".join(["i feel so very happy and relaxed today"] * 3)
+    alone = client.post("/predict", json={"texts": [short]}).json()["predictions"][0]["tokens"]
+    both = [item["tokens"] for item in client.post("/classify", json={"input": [short, longer]}).json()["data"]]
+    assert length_bucket(alone) != length_bucket(max(both))  # the two requests fall in two buckets
+    after = counts(client.get("/metrics").text)
+    added = {k: after[k] - before[k] for k in after if after[k] != before[k]}
+    # one count per request, under its longest item: the pair of texts counts once, under the longer text's bucket
+    assert added == {length_bucket(alone): 1.0, length_bucket(max(both)): 1.0}
+
+
 def test_classify_is_behind_the_api_key(exported):
     from fastapi.testclient import TestClient
 

@@ -280,11 +280,13 @@ def test_the_openapi_schema_driven_pass_finds_no_5xx(exported):
 
 @pytest.mark.slow
 @pytest.mark.network
+@pytest.mark.ray
 def test_serve_bench_measures_every_server_and_the_overload_level(exported, tmp_path):
     from ktrain_recipes.studies.serve_bench import OVERLOAD, SERVERS, run_serve_bench
 
     result = run_serve_bench(str(exported), out=str(tmp_path), assets=str(tmp_path), concurrencies=[1, 4],
-                             seconds=3)
+                             seconds=3, texts="emotion")
+    assert result["texts"].startswith("the emotion slice's validation texts") and result["cpu_features"] is not None
     assert [r["server"] for r in result["servers"]] == list(SERVERS)
     for row in result["servers"]:
         assert row["rss_mb_at_rest"] > 50
@@ -295,6 +297,12 @@ def test_serve_bench_measures_every_server_and_the_overload_level(exported, tmp_
             assert sum(lv["statuses"].values()) == lv["requests"]
         if row["server"] != "a_flask_ktrain_faq":  # the FAQ app shares one tokenizer between threads: it may fail
             assert all(lv["failures"] == 0 for lv in row["levels"]), row
+        if row["server"] in ("b_service_ktrain", "c_service_int8"):  # the latency by length, from /metrics
+            for lv in row["levels"]:
+                answered = sum(b["requests"] for b in lv["by_length"].values())
+                assert 0 <= answered - lv["statuses"]["200"] <= lv["concurrency"], (answered, lv)
+                assert len(lv["by_length"]) >= 2  # the slice's texts fall in more than one length bucket
+                assert all(b["p50_ms"] <= b["p99_ms"] for b in lv["by_length"].values())
     overload = result["servers"][-1]["levels"][0]
     assert overload["refused_429"] > 0 and set(overload["statuses"]) <= {"200", "429", "503"}
     assert result["targets"]["overload_other_non_2xx"]["met"]
@@ -341,3 +349,18 @@ def test_a_failure_no_client_caused_is_a_json_500_in_one_line_not_a_traceback(ex
         assert set(answer.json()) == {"error"} and answer.json()["error"].startswith("the server failed (")
         assert "\n" not in answer.json()["error"]
         assert client.post("/predict", json={"texts": ["i feel fine"]}).status_code == 200  # others still answered
+
+
+def test_a_histograms_quantile_is_read_as_prometheus_reads_it():
+    from ktrain_recipes.studies.serve_bench import by_length, histogram_quantile
+
+    edges, cumulative = [0.01, 0.02, 0.05, float("inf")], [50, 90, 100, 100]
+    assert histogram_quantile(0.5, edges, cumulative) == 0.01  # the 50th of 100 is the first bucket's top
+    assert abs(histogram_quantile(0.7, edges, cumulative) - 0.015) < 1e-12  # 20 of the 40 in (0.01, 0.02]
+    assert abs(histogram_quantile(0.99, edges, cumulative) - 0.047) < 1e-12
+    scrape = ("# TYPE ktrain_recipes_request_by_length_seconds histogram\n" + "".join(
+        f'ktrain_recipes_request_by_length_seconds_bucket{{le="{le}",tokens="17-32"}} {n}\n'
+        for le, n in [("0.01", 10), ("0.02", 30), ("+Inf", 30)]))
+    before = scrape.replace(" 10\n", " 0\n").replace(" 30\n", " 10\n")
+    # this level added 10 answers under 10 ms and 10 between 10 and 20 ms
+    assert by_length(before, scrape) == {"17-32": {"requests": 20, "p50_ms": 10.0, "p99_ms": 19.8}}

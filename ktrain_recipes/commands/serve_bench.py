@@ -4,7 +4,7 @@ HELP = "requests/s, latency and memory: ktrain's FAQ Flask app vs our service (k
 
 
 def add_arguments(p) -> None:
-    from ktrain_recipes.studies.serve_bench import SERVERS
+    from ktrain_recipes.studies.serve_bench import SERVERS, TEXT_SETS
 
     p.add_argument("--predictor", required=True, help="a predictor folder with its int8 ONNX model (see export)")
     p.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64], help="concurrent clients, per level")
@@ -13,6 +13,8 @@ def add_arguments(p) -> None:
     p.add_argument("--assets", default="assets", help="where the chart serve_bench.png goes")
     p.add_argument("--servers", nargs="+", choices=list(SERVERS), default=list(SERVERS),
                    help="which servers to bench (default: all)")
+    p.add_argument("--texts", choices=list(TEXT_SETS), default="short",
+                   help="; ".join(f"{k}: {v}" for k, v in TEXT_SETS.items()))
 
 
 def uses_tensorflow(args) -> bool:
@@ -30,4 +32,5 @@ def run(args) -> None:
         raise RecipesError(f"--concurrency must be whole numbers of at least 1, got {args.concurrency}")
     from ktrain_recipes.studies.serve_bench import run_serve_bench
 
-    run_serve_bench(args.predictor, args.out, args.assets, args.concurrency, args.seconds, tuple(args.servers))
+    run_serve_bench(args.predictor, args.out, args.assets, args.concurrency, args.seconds, tuple(args.servers),
+                    args.texts)

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from ktrain_recipes import compat  # noqa: F401
-from ktrain_recipes.batch_policy import MODEL_BATCH
+from ktrain_recipes.batch_policy import MODEL_BATCH, length_groups
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.inference import onnx_convert
 from ktrain_recipes.predictor.loading import load_consistent
@@ -108,10 +108,19 @@ class OnnxPredictor:
         return list(self.classes)
 
     def predict_proba(self, texts: list) -> np.ndarray:
-        """Softmax probabilities (texts x labels) for a list of texts or (text, text) pairs."""
+        """Softmax probabilities (texts x labels) for a list of texts or (text, text) pairs.
+
+        The texts are tokenized once, then run in calls of like length (``batch_policy.length_groups``: at most
+        ``batch_size`` texts and ``CALL_TOKENS`` padded tokens each), each padded only to its own longest text, and the
+        answers put back in the texts' order."""
         texts = list(texts)
-        return np.concatenate([self._proba(texts[i:i + self.batch_size]) for i in range(0, len(texts),
-                                                                                         self.batch_size)])
+        probs = np.zeros((len(texts), len(self.classes)), np.float32)
+        if not texts:
+            return probs
+        enc = tokenize(self.tokenizer, texts, truncation=True, max_length=self.maxlen, return_token_type_ids=True)
+        for group in length_groups([len(ids) for ids in enc["input_ids"]], self.batch_size):
+            probs[group] = self._proba({k: [enc[k][i] for i in group] for k in self.inputs})
+        return probs
 
     def predict(self, texts, return_proba: bool = False):
         """ktrain's interface: labels, or probabilities with ``return_proba``, for one text or a list."""
@@ -122,10 +131,21 @@ class OnnxPredictor:
         labels = [self.classes[i] for i in probs.argmax(axis=1)]
         return labels[0] if single else labels
 
-    def _proba(self, texts: list) -> np.ndarray:
-        enc = tokenize(self.tokenizer, texts, padding=True, truncation=True, max_length=self.maxlen,
-                       return_tensors="np", return_token_type_ids=True)
-        logits = self.session.run(None, {k: enc[k].astype(np.int32) for k in self.inputs})[0]
+    def _proba(self, features: dict[str, list[list[int]]]) -> np.ndarray:
+        """Run one call: each feature's rows padded to the longest (on the tokenizer's padding side)."""
+        length = max(len(row) for row in features["input_ids"])
+        pad = {"input_ids": self.tokenizer.pad_token_id or 0, "token_type_ids": self.tokenizer.pad_token_type_id}
+        left = self.tokenizer.padding_side == "left"
+        feed = {}
+        for name, rows in features.items():
+            array = np.full((len(rows), length), pad.get(name, 0), np.int32)
+            for r, row in enumerate(rows):
+                if left:
+                    array[r, length - len(row):] = row
+                else:
+                    array[r, :len(row)] = row
+            feed[name] = array
+        logits = self.session.run(None, feed)[0]
         exp = np.exp(logits - logits.max(axis=1, keepdims=True))
         return exp / exp.sum(axis=1, keepdims=True)
 

@@ -7,7 +7,7 @@ import time
 from ktrain_recipes.inference.text_rules import problem
 from ktrain_recipes.inference.truncation import first_truncated, token_counts
 from ktrain_recipes.service.batcher import DeadlineExceeded, MicroBatcher, ModelCallFailed, QueueFull, ShuttingDown
-from ktrain_recipes.service.metrics import ServiceMetrics
+from ktrain_recipes.service.metrics import ServiceMetrics, length_bucket
 from ktrain_recipes.service.model import LoadedModel
 from ktrain_recipes.service.schemas import json_error
 from ktrain_recipes.service.settings import ServiceSettings
@@ -47,12 +47,15 @@ class Answering:
     def __init__(self, state, settings: ServiceSettings, batcher: MicroBatcher, metrics: ServiceMetrics):
         self.state, self.settings, self.batcher, self.metrics = state, settings, batcher, metrics
 
-    async def answer(self, items: list, current: LoadedModel, response, start: float):
+    async def answer(self, items: list, current: LoadedModel, response, start: float,
+                     counts: list[tuple[int, int]]):
         """Run checked items through the batcher: (probabilities, the model that answered), or the error response
-        (429/503 with Retry-After when busy)."""
+        (429/503 with Retry-After when busy). ``counts``: each item's (tokens read, tokens it has), for the call's
+        token budget and the latency by length."""
         self.state.predicting += 1
         try:
-            probs, used, job = await self.batcher.predict(items, current, self.settings.timeout_ms / 1000)
+            probs, used, job = await self.batcher.predict(items, current, self.settings.timeout_ms / 1000,
+                                                          sum(read for read, _ in counts))
         except QueueFull as exc:
             return json_error(429, f"the server is busy ({exc}): retry after a second", BUSY)
         except DeadlineExceeded:
@@ -68,6 +71,7 @@ class Answering:
         queued, inference = job.started - job.queued, done - job.started
         self.metrics.queue_time.observe(queued)
         self.metrics.latency.observe(done - start)
+        self.metrics.latency_by_length.labels(length_bucket(max(read for read, _ in counts))).observe(done - start)
         response.headers["x-queue-time-ms"] = f"{queued * 1000:.2f}"
         response.headers["x-inference-time-ms"] = f"{inference * 1000:.2f}"
         return probs, used
@@ -96,7 +100,7 @@ class Answering:
         counts = self.counted(items, current, truncate, name or ("texts" if texts is not None else "pairs"))
         if not isinstance(counts, list):
             return counts
-        result = await self.answer(items, current, response, start)
+        result = await self.answer(items, current, response, start, counts)
         if not isinstance(result, tuple):
             return result
         self.metrics.read(counts)

@@ -27,6 +27,7 @@ from typing import Any
 
 from ktrain_recipes import compat  # noqa: F401
 from ktrain_recipes.service.answering import Answering
+from ktrain_recipes.service import heap
 from ktrain_recipes.service.batcher import MicroBatcher
 from ktrain_recipes.service.reloader import Reloader
 from ktrain_recipes.service.model import LoadedModel, load_model
@@ -49,7 +50,7 @@ def create_app(settings: ServiceSettings, model: LoadedModel | None = None, requ
     metrics = ServiceMetrics()
     metrics.serve(model.identity)
     batcher = MicroBatcher(model, settings.max_call, settings.max_wait_ms, settings.max_queue,
-                           on_call=metrics.model_call)
+                           on_call=metrics.model_call, max_tokens=settings.max_call_tokens or None)
     reloader = Reloader(settings, batcher, on_reload=metrics.reload)
     app = FastAPI(title="ktrain-recipes predictor", version=__version__,
                   lifespan=_lifespan(settings, batcher, reloader), docs_url=None, redoc_url=None,
@@ -81,6 +82,7 @@ def _lifespan(settings: ServiceSettings, batcher: MicroBatcher, reloader: Reload
             tasks.append(asyncio.create_task(reloader.run()))
         while batcher.queue is None:
             await asyncio.sleep(0)
+        heap.settle()  # the model and the web stack, out of the collector's walks
         yield
         for task in tasks:
             task.cancel()
@@ -155,6 +157,7 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
                 "backend": current.identity["backend"], "pairs": current.pairs, "model": current.identity,
                 "scores": current.metrics, "versions": package_versions(),
                 "limits": {"max_batch": settings.max_batch, "max_call": settings.max_call,
+                           "max_call_tokens": settings.max_call_tokens,
                            "max_chars": settings.max_chars,
                            "max_body_bytes": settings.max_body_bytes, "max_wait_ms": settings.max_wait_ms,
                            "max_queue": settings.max_queue, "max_concurrent": settings.max_concurrent,

@@ -42,6 +42,7 @@ class Job:
     model: LoadedModel
     future: asyncio.Future
     deadline: float | None  # loop time
+    tokens: int = 0  # the tokens the model reads of these texts (0: not counted)
     queued: float = field(default_factory=time.perf_counter)
     started: float | None = None
 
@@ -50,10 +51,12 @@ class MicroBatcher:
     """Joins the texts of requests that arrive together into one model call, on one worker thread."""
 
     def __init__(self, model: LoadedModel, max_batch: int, max_wait_ms: float, max_queue: int | None = None,
-                 on_call=None):
+                 on_call=None, max_tokens: int | None = None):
         """``max_batch``: the most texts in one model call (the service's ``--max-call``; a request larger than it is
-        one call, which the model cuts into batches of that size). ``on_call(texts, ok)``: told of every model call
-        (the service's metrics). The bounds are checked here,
+        one call, which the model cuts into batches of that size). ``max_tokens``: the most tokens in one model call
+        (the service's ``--max-call-tokens``; None: no limit): requests join a call until their tokens reach it, so
+        that under load a short text waits for a call of about that size, not for ``max_batch`` texts. ``on_call(texts,
+        ok)``: told of every model call (the service's metrics). The bounds are checked here,
         for a batcher made in Python as much as for the service's flags (``ServiceSettings`` checks those first)."""
         if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
             raise RecipesError(f"max_batch must be a whole number of texts, at least 1; got {max_batch!r}")
@@ -64,8 +67,12 @@ class MicroBatcher:
         # request fits the queue is the service's check (--max-queue against --max-batch, the request bound)
         if max_queue is not None and (isinstance(max_queue, bool) or not isinstance(max_queue, int) or max_queue < 1):
             raise RecipesError(f"max_queue must be None or a whole number of texts, at least 1; got {max_queue!r}")
+        if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
+                                       or max_tokens < 1):
+            raise RecipesError(f"max_tokens must be None or a whole number of tokens, at least 1; got {max_tokens!r}")
         self.model, self.max_batch, self.max_wait = model, max_batch, max_wait_ms / 1000
         self.max_queue, self.on_call = max_queue, on_call or (lambda texts, ok: None)
+        self.max_tokens = max_tokens
         self.calls = 0
         self.queue: asyncio.Queue | None = None
         self.waiting = 0  # texts queued, not yet in a model call
@@ -73,13 +80,15 @@ class MicroBatcher:
         self._carry: list[Job] = []  # jobs of another model than the batch being built: first in the next one
 
     async def predict(self, texts: list, model: LoadedModel | None = None,
-                      timeout_s: float | None = None) -> tuple[Any, LoadedModel, Job]:
+                      timeout_s: float | None = None, tokens: int = 0) -> tuple[Any, LoadedModel, Job]:
         """Probabilities for ``texts`` (texts x labels) from ``model`` (the one the request was checked against),
-        the model that gave them, and the job's timings."""
+        the model that gave them, and the job's timings. ``tokens``: what the model reads of them, for the call's
+        token budget (0: counted as nothing)."""
         if self.max_queue is not None and self.waiting + len(texts) > self.max_queue:
             raise QueueFull(f"{self.waiting} texts are waiting (the queue holds {self.max_queue})")
         loop = asyncio.get_running_loop()
-        job = Job(texts, model or self.model, loop.create_future(), loop.time() + timeout_s if timeout_s else None)
+        job = Job(texts, model or self.model, loop.create_future(), loop.time() + timeout_s if timeout_s else None,
+                  tokens)
         self.waiting += len(texts)
         await self.queue.put(job)
         probs, used = await job.future
@@ -92,14 +101,18 @@ class MicroBatcher:
             batch = await self._gather(loop)
             if batch:
                 await self._call(loop, batch)
+            # not kept while the next batch gathers: its jobs hold the model that answered them, and a model swapped
+            # out by a reload must be freed at the swap (service.heap), not after the next request
+            batch = None
 
     async def _gather(self, loop) -> list[Job]:
-        """Requests that arrived while the model was busy are all queued: take them (up to max_batch texts, all of
-        one model); when the model was idle, wait at most max_wait for company. Expired requests are dropped."""
+        """Requests that arrived while the model was busy are all queued: take them (up to max_batch texts and
+        max_tokens tokens, all of one model); when the model was idle, wait at most max_wait for company. Expired
+        requests are dropped."""
         first = self._carry.pop(0) if self._carry else await self.queue.get()
-        batch, size = [first], len(first.texts)
+        batch, size, tokens = [first], len(first.texts), first.tokens
         deadline = loop.time() + self.max_wait
-        while size < self.max_batch:
+        while size < self.max_batch and (self.max_tokens is None or tokens < self.max_tokens):
             if self._carry and self._carry[0].model is first.model:
                 item = self._carry.pop(0)
             else:
@@ -113,11 +126,13 @@ class MicroBatcher:
             if item.model is not first.model:  # validated against another model (a swap): its own batch
                 self._carry.append(item)
                 break
-            if size + len(item.texts) > self.max_batch:  # no room: first in the next batch, never past the limit
+            if size + len(item.texts) > self.max_batch or (  # no room: first in the next batch, never past a limit
+                    self.max_tokens is not None and tokens + item.tokens > self.max_tokens):
                 self._carry.insert(0, item)
                 break
             batch.append(item)
             size += len(item.texts)
+            tokens += item.tokens
         now = loop.time()
         live = []
         for job in batch:

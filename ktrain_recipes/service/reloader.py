@@ -3,6 +3,7 @@
 import asyncio
 import logging
 
+from ktrain_recipes.service import heap
 from ktrain_recipes.service.batcher import MicroBatcher
 from ktrain_recipes.service.model import load_model
 from ktrain_recipes.service.settings import ServiceSettings
@@ -68,6 +69,7 @@ class Reloader:
                         str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
             return False
         self.batcher.model = model
+        heap.settle()  # one pause now, at the swap, for the old model and the new one's start-up garbage
         self.failed_digest, self.backoff = None, self.FIRST_BACKOFF_S
         self.swaps += 1
         self.on_reload(True)

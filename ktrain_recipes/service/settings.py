@@ -3,7 +3,7 @@
 import os
 from dataclasses import dataclass, field
 
-from ktrain_recipes.batch_policy import MODEL_BATCH
+from ktrain_recipes.batch_policy import CALL_TOKENS, MODEL_BATCH
 from ktrain_recipes.errors import RecipesError
 
 # the most texts one model call may take: memory grows with it (onnxruntime keeps its peak), so a request of
@@ -29,6 +29,10 @@ class ServiceSettings:
     max_call: int = field(default=MODEL_BATCH, metadata={
         "help": "most texts in one model call: the batcher joins requests up to it, and a larger request is classified "
                 "in calls of this size, so that one request's memory stays bounded (at most 1024)"})
+    max_call_tokens: int = field(default=CALL_TOKENS, metadata={
+        "help": "most tokens in one model call: requests join a call until their tokens reach it, so that under load "
+                "a short text waits for a call of about this size, not for --max-call texts (0: no limit). The int8 "
+                "MiniLM is cheapest per token near 256 on a CPU (docs/serve/batch_sweep.json)"})
     max_wait_ms: float = field(default=0.0, metadata={"help": "how long a batch waits for more requests when the "
                                                       "model is idle (while it is busy, requests gather anyway)"})
     threads: int = field(default=max(1, (os.cpu_count() or 2) - 1),
@@ -83,7 +87,8 @@ class ServiceSettings:
         for name, least, most in [("max_batch", 1, 100_000), ("max_call", 1, MAX_CALL), ("max_chars", 1, 10_000_000),
                                   ("max_body_bytes", 1, 1 << 30), ("threads", 1, 1024), ("max_queue", 1, 10_000_000),
                                   ("max_concurrent", 1, 100_000), ("replicas", 1, 1000),
-                                  ("max_header_bytes", 1024, 1 << 24), ("max_headers", 1, 10_000)]:
+                                  ("max_call_tokens", 0, 10_000_000), ("max_header_bytes", 1024, 1 << 24),
+                                  ("max_headers", 1, 10_000)]:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
                 raise RecipesError(f"--{name.replace('_', '-')} must be a whole number from {least} to {most}, "

@@ -18,6 +18,7 @@ text per request, for a fixed time per level; wrk's Lua hooks report every perce
 import argparse
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -26,7 +27,7 @@ from pathlib import Path
 
 
 from ktrain_recipes import compat  # noqa: F401
-from ktrain_recipes.inference.timing import describe_machine, process_rss_mb
+from ktrain_recipes.inference.timing import cpu_features, describe_machine, process_rss_mb
 from ktrain_recipes.errors import RecipesError
 
 SERVERS = {
@@ -38,8 +39,62 @@ SERVERS = {
     "f_overload": "our service, int8, overloaded (--max-queue 32, --max-batch 32, --max-concurrent 64)",
 }
 OVERLOAD = 256  # clients at the overload level (f)
+TEXT_SETS = {"short": "six short sentences in turn (6 to 11 tokens)",
+             "emotion": "the emotion slice's validation texts in turn (a real mix of lengths)"}
 TEXTS = ["i feel so happy and relaxed today", "i am terrified of what comes next", "i feel so alone and miserable",
          "this makes me furious", "i was amazed to see how much had changed", "i love the way you laugh"]
+
+
+def emotion_texts(n: int = 400) -> list[str]:
+    """Validation texts of the emotion slice the package ships, a real mix of lengths (the ``--texts emotion`` load);
+    only those wrk's script can carry as they are (letters, digits, spaces and plain punctuation)."""
+    from ktrain_recipes.data.loading import load_emotion
+
+    texts = [t for t in load_emotion().texts("validation") if re.fullmatch(r"[a-z0-9 ,.']+", t)]
+    return texts[:n]
+
+
+def histogram_quantile(q: float, edges: list[float], cumulative: list[float]) -> float:
+    """The ``q`` quantile of a histogram given by its buckets' upper edges (the last +Inf) and cumulative counts,
+    linear within the bucket it falls in, as Prometheus's ``histogram_quantile``."""
+    rank = q * cumulative[-1]
+    for i, (edge, count) in enumerate(zip(edges, cumulative)):
+        if count >= rank:
+            low, below = (0.0, 0.0) if i == 0 else (edges[i - 1], cumulative[i - 1])
+            if edge == float("inf"):
+                return low  # past the last finite edge: its edge is all a histogram can say
+            return low + (edge - low) * (rank - below) / max(count - below, 1e-9)
+    return edges[-2]
+
+
+def by_length(before: str, after: str) -> dict:
+    """Requests and latency percentiles per length bucket, from two scrapes of the service's /metrics (the
+    ``ktrain_recipes_request_by_length_seconds`` histogram): what one level added, read as Prometheus's
+    ``histogram_quantile`` reads it (linear within a bucket)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    def buckets(text: str) -> dict:
+        out: dict = {}
+        for family in text_string_to_metric_families(text):
+            if family.name != "ktrain_recipes_request_by_length_seconds":
+                continue
+            for sample in family.samples:
+                if sample.name.endswith("_bucket"):
+                    out.setdefault(sample.labels["tokens"], {})[float(sample.labels["le"])] = sample.value
+        return out
+
+    old, new = buckets(before), buckets(after)
+    result = {}
+    for name, counts in new.items():
+        edges = sorted(counts)
+        cumulative = [counts[e] - old.get(name, {}).get(e, 0) for e in edges]
+        total = cumulative[-1]
+        if total <= 0:
+            continue
+
+        result[name] = {"requests": int(total), "p50_ms": round(1000 * histogram_quantile(0.5, edges, cumulative), 1),
+                        "p99_ms": round(1000 * histogram_quantile(0.99, edges, cumulative), 1)}
+    return result
 
 
 def flask_app(predictor: str, host: str, port: int) -> None:
@@ -119,18 +174,23 @@ end
 """
 
 
-def _level(name: str, url: str, concurrency: int, seconds: float) -> dict:
-    """wrk at ``concurrency`` connections for ``seconds``: good requests/s, latency percentiles, failures."""
+def _level(name: str, url: str, concurrency: int, seconds: float, texts: list[str] = TEXTS) -> dict:
+    """wrk at ``concurrency`` connections for ``seconds``, each request one of ``texts`` in turn: good requests/s,
+    latency percentiles, failures; for our service, the latency by length from its /metrics."""
     import shutil
     import tempfile
+
+    import httpx
 
     wrk = shutil.which("wrk")
     if wrk is None:
         raise RecipesError("serve-bench needs wrk, the HTTP load generator: `apt-get install wrk`")
-    lua = WRK_SCRIPT.replace("{TEXTS}", "{" + ", ".join(json.dumps(t) for t in TEXTS) + "}").replace(
+    lua = WRK_SCRIPT.replace("{TEXTS}", "{" + ", ".join(json.dumps(t) for t in texts) + "}").replace(
         "MODE", json.dumps("get" if name == "a_flask_ktrain_faq" else "post"))
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
         f.write(lua)
+    scrape = name in ("b_service_ktrain", "c_service_int8", "f_overload")  # our single-process service
+    before = httpx.get(url + "/metrics").text if scrape else ""
     try:
         run = subprocess.run([wrk, "-t", "1", "-c", str(concurrency), "-d", f"{seconds:g}s", "--timeout", "20s",
                               "-s", f.name, url], capture_output=True, text=True, timeout=seconds + 60)
@@ -147,10 +207,11 @@ def _level(name: str, url: str, concurrency: int, seconds: float) -> dict:
             code, n = status_line.split()[1:]
             statuses[code] = statuses.get(code, 0) + int(n)
     refused = statuses.get("429", 0) + statuses.get("503", 0)
+    lengths = {"by_length": by_length(before, httpx.get(url + "/metrics").text)} if scrape else {}
     return {"concurrency": concurrency, "requests": total, "failures": bad - refused,
             "refused_429": statuses.get("429", 0), "refused_503": statuses.get("503", 0), "statuses": statuses,
             "good_rps": round((total - bad) / duration, 1), "p50_ms": round(float(p50), 2),
-            "p95_ms": round(float(p95), 2), "p99_ms": round(float(p99), 2)}
+            "p95_ms": round(float(p95), 2), "p99_ms": round(float(p99), 2), **lengths}
 
 
 def _wait_ready(name: str, url: str, proc: subprocess.Popen, timeout: float = 180) -> None:
@@ -170,7 +231,8 @@ def _wait_ready(name: str, url: str, proc: subprocess.Popen, timeout: float = 18
     raise RecipesError(f"{name} did not answer within {timeout} s")
 
 
-def bench_server(name: str, predictor: str, concurrencies: list[int], seconds: float) -> dict:
+def bench_server(name: str, predictor: str, concurrencies: list[int], seconds: float,
+                 texts: list[str] = TEXTS) -> dict:
     """Start one server, warm it up, read its resident memory at rest, then load it at each concurrency."""
 
     port = free_port()
@@ -183,7 +245,7 @@ def bench_server(name: str, predictor: str, concurrencies: list[int], seconds: f
         rss = process_rss_mb(proc.pid, children=True) * 2**20
         levels = []
         for c in [OVERLOAD] if name == "f_overload" else concurrencies:
-            levels.append(_level(name, url, c, seconds))
+            levels.append(_level(name, url, c, seconds, texts))
             print(f"{name} c={c}: {levels[-1]}", file=sys.stderr)
     finally:
         stop(proc)
@@ -191,17 +253,20 @@ def bench_server(name: str, predictor: str, concurrencies: list[int], seconds: f
 
 
 def run_serve_bench(predictor: str, out: str = "docs", assets: str = "assets", concurrencies=(1, 8, 32, 64),
-                    seconds: float = 20.0, servers=tuple(SERVERS)) -> dict:
+                    seconds: float = 20.0, servers=tuple(SERVERS), texts: str = "short") -> dict:
     """Bench the servers (see the module's docstring); write serve_bench.json/.md and a chart."""
     from ktrain_recipes.predictor.saved import read_predictor
 
     if "int8" not in read_predictor(predictor).backends:  # a bad folder fails here, before any server starts
         raise RecipesError(f"'{predictor}' has no int8 ONNX model: run `ktrain-recipes export --predictor "
                            f"{predictor}` first")
-    rows = [bench_server(name, predictor, list(concurrencies), seconds) for name in servers]
-    result = {"predictor": str(predictor), "load": "wrk -t 1 -c CONCURRENCY",
+    if texts not in TEXT_SETS:
+        raise RecipesError(f"texts must be one of {', '.join(TEXT_SETS)}, got {texts!r}")
+    load = TEXTS if texts == "short" else emotion_texts()
+    rows = [bench_server(name, predictor, list(concurrencies), seconds, load) for name in servers]
+    result = {"predictor": str(predictor), "load": "wrk -t 1 -c CONCURRENCY", "texts": TEXT_SETS[texts],
               "latency": "percentiles of every answer, refusals (429/503) included", "seconds_per_level": seconds,
-              "cpu": describe_machine(), "servers": rows, "targets": targets(rows)}
+              "cpu": describe_machine(), "cpu_features": cpu_features(), "servers": rows, "targets": targets(rows)}
     Path(out).mkdir(parents=True, exist_ok=True)
     Path(out, "serve_bench.json").write_text(json.dumps(result, indent=2))
     Path(out, "serve_bench.md").write_text(markdown(result))
