@@ -299,8 +299,10 @@ def test_serve_bench_measures_every_server_and_the_overload_level(exported, tmp_
             assert all(lv["failures"] == 0 for lv in row["levels"]), row
         if row["server"] in ("b_service_ktrain", "c_service_int8"):  # the latency by length, from /metrics
             for lv in row["levels"]:
+                # the server also answers what wrk left in flight when a level ended: at most this level's clients
+                # and the previous level's (4 at most here)
                 answered = sum(b["requests"] for b in lv["by_length"].values())
-                assert 0 <= answered - lv["statuses"]["200"] <= lv["concurrency"], (answered, lv)
+                assert 0 <= answered - lv["statuses"]["200"] <= lv["concurrency"] + 4, (answered, lv)
                 assert len(lv["by_length"]) >= 2  # the slice's texts fall in more than one length bucket
                 assert all(b["p50_ms"] <= b["p99_ms"] for b in lv["by_length"].values())
     overload = result["servers"][-1]["levels"][0]
