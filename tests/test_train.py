@@ -99,10 +99,17 @@ def test_a_run_killed_in_epoch_2_resumes_mid_schedule_as_if_never_cut(tiny_model
     from ktrain_recipes.data.loading import load_data
 
     texts = load_data(str(small_data)).texts("validation")
-    p_whole, p_cut = (kr.load_checked_predictor(tmp_path / name).predict(texts, return_proba=True)
+    p_whole, p_cut = (np.asarray(kr.load_checked_predictor(tmp_path / name).predict(texts, return_proba=True))
                       for name in ("whole", "cut"))
-    assert float(np.abs(np.asarray(p_whole) - np.asarray(p_cut)).max()) < 0.01
-    assert abs(a["accuracy"] - b["accuracy"]) <= 1 / len(texts) + 1e-9, (a["accuracy"], b["accuracy"])
+    noise = float(np.abs(p_whole - p_cut).max())
+    assert noise < 0.01
+    # the same label for every text whose two top probabilities are further apart than that noise could move them;
+    # a tiny model's probabilities sit near 1/6, so texts within the noise may turn (accuracy moved 4 of 60 texts
+    # under two test workers): accuracy differs by at most their share
+    top = np.sort(p_whole, axis=1)
+    clear = top[:, -1] - top[:, -2] > 2 * noise
+    assert (p_whole.argmax(axis=1) == p_cut.argmax(axis=1))[clear].all()
+    assert abs(a["accuracy"] - b["accuracy"]) <= (~clear).sum() / len(texts) + 1e-9, (a["accuracy"], b["accuracy"])
     assert not (tmp_path / ".cut.resume").exists()  # a finished run removes its checkpoint
 
 
