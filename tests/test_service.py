@@ -354,7 +354,7 @@ def test_a_failure_no_client_caused_is_a_json_500_in_one_line_not_a_traceback(ex
 
 
 def test_a_histograms_quantile_is_read_as_prometheus_reads_it():
-    from ktrain_recipes.studies.serve_bench import by_length, histogram_quantile
+    from ktrain_recipes.studies.latency_by_length import by_length, histogram_quantile
 
     edges, cumulative = [0.01, 0.02, 0.05, float("inf")], [50, 90, 100, 100]
     assert histogram_quantile(0.5, edges, cumulative) == 0.01  # the 50th of 100 is the first bucket's top
