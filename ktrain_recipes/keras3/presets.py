@@ -55,9 +55,9 @@ def bert_names(folder: Path) -> Path:
     under the old ones (``old_name``), made once in the cache."""
     from safetensors.numpy import load_file, save_file
 
-    from ktrain_recipes.models import ST_FILES, cache_dir, folder_slug
-
+    from ktrain_recipes.model_cache import entry_name, folder_digests, seal, usable
     from ktrain_recipes.model_safety import read_config_file
+    from ktrain_recipes.models import ST_FILES, cache_dir
 
     try:
         config = read_config_file(folder / "config.json")  # a regular file only: a FIFO is refused at once
@@ -70,6 +70,10 @@ def bert_names(folder: Path) -> Path:
     weights = folder / "model.safetensors"
     if not isinstance(config, dict) or config.get("model_type") != "bert" or not weights.is_file():
         return folder
+    out = cache_dir() / "keras-hub" / entry_name(folder)
+    source = folder_digests(folder, ST_FILES)
+    if usable(out, source):  # a renamed copy of exactly these files: no need to read the weights again
+        return out
     try:
         tensors = load_file(str(weights))
     except Exception as exc:  # noqa: BLE001  (safetensors raises its own error types for a damaged file)
@@ -77,9 +81,6 @@ def bert_names(folder: Path) -> Path:
                            "checkpoint again") from None
     if all(old_name(name) == name for name in tensors):
         return folder
-    out = cache_dir() / "keras-hub" / folder_slug(folder)
-    if (out / "model.safetensors").is_file():
-        return out
     staging = out.with_name(out.name + ".partial")  # a kill part-way leaves no half-written folder behind
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
@@ -87,6 +88,7 @@ def bert_names(folder: Path) -> Path:
     for name in ST_FILES:
         if name != "model.safetensors" and (folder / name).is_file():
             shutil.copyfile(folder / name, staging / name)
+    seal(staging, source)
     shutil.rmtree(out, ignore_errors=True)
     staging.rename(out)
     return out

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ktrain_recipes.digests import sha256_file
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.versions import package_versions
 
@@ -61,21 +62,6 @@ def write_json_atomic(path: Path, content) -> None:
     tmp = path.with_name(f".{path.name}.partial")
     tmp.write_text(json.dumps(content, indent=2, default=_jsonable, allow_nan=False))
     os.replace(tmp, path)
-
-
-def sha256_file(path: Path) -> str:
-    """Return the hex sha256 of a regular file, read in 1 MB blocks (predictor weights are ~100 MB). Opened without
-    following a link and without waiting on a FIFO: anything but a regular file is a ValueError."""
-    import stat
-
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise ValueError(f"'{path}' is not a regular file")
-        h = hashlib.sha256()
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _jsonable(value):
