@@ -52,3 +52,38 @@ def test_a_ray_address_nothing_answers_is_refused_at_once(exported, tmp_path, ca
                      "--output", str(tmp_path / "o.csv"), "--ray-address", f"127.0.0.1:{port}"]) == 1
     assert time.monotonic() - start < 30
     assert f"nothing answers at --ray-address 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+# Ray writes the rows by the local engine's rules (issue 52 §5): a user's p_<label> column is refused, not replaced;
+# a .jsonl row keeps its own fields (no "score": null added) and its ints (1, not 1.0); errors name the file's line
+@pytest.mark.ray
+@pytest.mark.slow
+def test_ray_follows_the_local_engines_rules_for_columns_values_and_lines(exported, tmp_path):
+    import json
+
+    import ray
+
+    from ktrain_recipes.errors import RecipesError
+    from ktrain_recipes.inference.ray_scoring import predict_with_ray
+
+    rows = [{"text": "i am so happy", "score": 1}, {"text": "i feel awful", "score": None, "note": "late"},
+            {"text": "what a day", "id": "x7"}]
+    (tmp_path / "in.jsonl").write_text("\n".join(json.dumps(r) for r in rows[:2]) + "\n\n" + json.dumps(rows[2]) + "\n")
+    (tmp_path / "p.csv").write_text("text,p_joy\ni am so happy,mine\n")
+    (tmp_path / "blank.jsonl").write_text('{"text": "fine"}\n\n{"text": "   "}\n')
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        assert predict(exported, "--input", str(tmp_path / "in.jsonl"), "--output", str(tmp_path / "local.jsonl")) == 0
+        assert predict_with_ray(str(exported), tmp_path / "in.jsonl", str(tmp_path / "ray.jsonl"), proba=False) == 3
+        assert (tmp_path / "ray.jsonl").read_text() == (tmp_path / "local.jsonl").read_text()
+        written = [json.loads(line) for line in (tmp_path / "ray.jsonl").read_text().splitlines()]
+        assert [{k: v for k, v in r.items() if k in rows[i]} for i, r in enumerate(written)] == rows
+        assert "score" not in written[2] and isinstance(written[0]["score"], int)
+
+        with pytest.raises(RecipesError, match="has a 'p_joy' column, which the probabilities would overwrite"):
+            predict_with_ray(str(exported), tmp_path / "p.csv", str(tmp_path / "p-out.csv"))
+        assert not (tmp_path / "p-out.csv").exists()
+        with pytest.raises(RecipesError, match=r"blank.jsonl: line 3 is empty"):
+            predict_with_ray(str(exported), tmp_path / "blank.jsonl", str(tmp_path / "b-out.csv"))
+    finally:
+        ray.shutdown()

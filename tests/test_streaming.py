@@ -106,7 +106,7 @@ def test_lines_split_on_newlines_only(exported, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("content, name, words", [
-    ('{"text": {"body": "hi"}}\n', "in.jsonl", "row 1 has a dict in 'text'"),
+    ('{"text": {"body": "hi"}}\n', "in.jsonl", "line 1 has a dict in 'text'"),
     ("text,label\nhello,joy\n", "in.csv", "has a 'label' column"),
     ("id,body\n1,hello\n", "in.csv", "no 'text' column"),
     ('text\nfine\n"   "\n', "in.csv", "row 2 is empty"),
@@ -293,9 +293,28 @@ def test_errors_name_the_line_a_null_and_an_empty_table(exported, tmp_path, caps
     (tmp_path / "in.txt").write_text("fine\n\n\nok\n\n\u200b\u200b\nmore\n")
     assert predict(exported, "--input", str(tmp_path / "in.txt")) == 1
     assert "in.txt: line 6 is empty" in capsys.readouterr().err
-    (tmp_path / "in.jsonl").write_text('{"text": "fine"}\n{"text": null}\n')
+    (tmp_path / "in.jsonl").write_text('{"text": "fine"}\n\n\n{"text": null}\n')  # a .jsonl names lines, blank ones too
     assert predict(exported, "--input", str(tmp_path / "in.jsonl")) == 1
-    assert "row 2 has no text (null) in 'text'" in capsys.readouterr().err
+    assert "in.jsonl: line 4 has no text (null) in 'text'" in capsys.readouterr().err
+    (tmp_path / "gap.jsonl").write_text('{"text": "fine"}\n\n{"text": "\\u200b"}\n')
+    assert predict(exported, "--input", str(tmp_path / "gap.jsonl")) == 1
+    assert "gap.jsonl: line 3 is empty" in capsys.readouterr().err
     (tmp_path / "head.csv").write_text("text\n")
     assert predict(exported, "--input", str(tmp_path / "head.csv")) == 1
     assert "the input holds no text to classify" in capsys.readouterr().err
+
+
+def test_parquet_chunks_are_whole_whatever_its_row_groups(tmp_path):
+    """Every format comes in chunks of exactly --chunk-size rows (the last fewer): the Ray engine lines its batches
+    up with them. A parquet file's own batches end at its row groups."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ktrain_recipes.inference.input_files import read_chunks
+
+    texts = [f"text {i}" for i in range(12)]
+    pq.write_table(pa.table({"text": texts, "n": pa.array([1, None] * 6, pa.int64())}), tmp_path / "in.parquet",
+                   row_group_size=3)
+    chunks = list(read_chunks(tmp_path / "in.parquet", chunk_size=5))
+    assert [len(c) for c in chunks] == [5, 5, 2]
+    assert [t for c in chunks for t in c["text"]] == texts

@@ -76,9 +76,7 @@ def read_chunks(path: str | os.PathLike, encoding: str = "utf-8", pair_column: s
         elif fmt == "jsonl":  # Python's own parser: pandas' drops escaped lone surrogates without a word
             chunks = _jsonl_chunks(path, encoding, chunk_size)
         else:
-            import pyarrow.parquet as pq
-
-            chunks = (b.to_pandas() for b in pq.ParquetFile(path).iter_batches(batch_size=chunk_size))
+            chunks = _parquet_chunks(path, chunk_size)
         start = 0
         for chunk in chunks:
             _check_columns(path, chunk, pair_column, start)
@@ -128,9 +126,28 @@ def _text_chunks(path: Path, encoding: str, chunk_size: int) -> Iterator:
         yield frame()
 
 
-def _jsonl_chunks(path: Path, encoding: str, chunk_size: int) -> Iterator:
+def _parquet_chunks(path: Path, chunk_size: int) -> Iterator:
+    """A parquet file in chunks of exactly ``chunk_size`` rows (the last fewer), as the other formats are: its
+    record batches end where its row groups do, and the Ray engine lines its batches up with these chunks."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
+    source = pq.ParquetFile(path)
+    pending = pa.Table.from_batches([], schema=source.schema_arrow)
+    for batch in source.iter_batches(batch_size=chunk_size):
+        pending = pa.concat_tables([pending, pa.Table.from_batches([batch])])
+        while pending.num_rows >= chunk_size:
+            yield pending.slice(0, chunk_size).to_pandas()
+            pending = pending.slice(chunk_size)
+    if pending.num_rows:
+        yield pending.to_pandas()
+
+
+def _jsonl_chunks(path: Path, encoding: str, chunk_size: int) -> Iterator:
+    """One JSON object per line, blank lines skipped; each chunk knows its rows' line numbers (``attrs['lines']``),
+    so that an error names the line a record is on."""
     rows: list[dict] = []
+    numbers: list[int] = []
     for number, line in enumerate(_decoded_lines(path, encoding), 1):
         if not line.strip():
             continue
@@ -147,11 +164,12 @@ def _jsonl_chunks(path: Path, encoding: str, chunk_size: int) -> Iterator:
             if why:
                 raise RecipesError(f"{path}: line {number} {why}")
         rows.append(row)
+        numbers.append(number)
         if len(rows) == chunk_size:
-            yield _rows_frame(rows)
-            rows = []
+            yield _rows_frame(rows, numbers)
+            rows, numbers = [], []
     if rows:
-        yield _rows_frame(rows)
+        yield _rows_frame(rows, numbers)
 
 
 def _strings(value) -> Iterator[str]:
@@ -167,13 +185,14 @@ def _strings(value) -> Iterator[str]:
             yield from _strings(item)
 
 
-def _rows_frame(rows: list[dict]):
+def _rows_frame(rows: list[dict], numbers: list[int]):
     """A chunk of .jsonl rows as a DataFrame that holds the rows themselves too (``attrs['rows']``): the output keeps
     each row's own fields and values, where pandas fills a missing field with NaN and makes its column's ints floats."""
     import pandas as pd
 
     frame = pd.DataFrame(rows)
     frame.attrs["rows"] = rows
+    frame.attrs["lines"] = numbers
     return frame
 
 
@@ -246,10 +265,17 @@ def _check_columns(path: Path, chunk, pair_column: str | None, start: int) -> No
         if bad:
             value = chunk[column].iloc[bad[0]]
             what = "no text (null)" if value is None or value != value else f"a {type(value).__name__}"
-            raise RecipesError(f"{path}: row {start + bad[0] + 1} has {what} in '{column}', not a string: give "
+            raise RecipesError(f"{path}: {where(chunk, start, bad[0])} has {what} in '{column}', not a string: give "
                                "plain text in that column")
     if "label" in chunk.columns:
         raise RecipesError(f"{path}: the input has a 'label' column, which the predictions would overwrite: rename it")
+
+
+def where(chunk, start: int, i: int) -> str:
+    """How an error names the chunk's ``i``-th text: its line in a .txt or .jsonl (blank lines counted), else its
+    row of the table (from 1; ``start``: the rows of the chunks before)."""
+    lines = chunk.attrs.get("lines")
+    return f"line {lines[i]}" if lines else f"row {start + i + 1}"
 
 
 def texts_of(chunk, pair_column: str | None) -> list:

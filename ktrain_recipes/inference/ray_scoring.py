@@ -1,9 +1,10 @@
 """Score a corpus on a Ray cluster (or a local Ray) with Ray Data: the one adapter to a cluster engine.
 
 Ray Data reads the input in blocks; an actor pool runs ``map_batches`` with the int8 ONNX predictor (one model
-load per actor, no TensorFlow in the workers); the driver receives the scored batches in input order
-(``preserve_order``) and writes them with the same writer as the single-process path. The same code runs
-locally (``ray.init(num_cpus=...)``) and on a cluster (``--ray-address``).
+load per actor, no TensorFlow in the workers) and answers each row's probabilities; the driver receives them in
+input order (``preserve_order``) and writes them beside the rows as the single-process path reads them (the same
+reader and writer: the same columns, types, refusals and line numbers). The same code runs locally
+(``ray.init(num_cpus=...)``) and on a cluster (``--ray-address``).
 """
 
 from __future__ import annotations
@@ -19,26 +20,39 @@ from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.network import connection_error, split_address
 from ktrain_recipes.flag_values import check_limit
 from ktrain_recipes.inference.output import output_format
-from ktrain_recipes.inference.input_files import check_input, input_format
+from ktrain_recipes.inference.input_files import check_input, input_format, read_chunks, texts_of, where
 from ktrain_recipes.inference.writer import PredictionWriter
 
 ERROR_COLUMN = "__error"
+PROBA_PREFIX = "__proba_"  # the actors' answer columns: no input column is read from or written over
 
 
 class _Scorer:
-    """One per actor: loads the int8 model once, then scores pandas batches."""
+    """One per actor: loads the int8 model once, then scores pandas batches. It answers only each row's
+    probabilities (under names no input can hold) and whether its text was unusable: the rows themselves are written
+    from the driver's own reading of the input, by the local engine's rules."""
 
-    def __init__(self, folder: str, pair_column: str | None):
+    def __init__(self, folder: str, pair_column: str | None, jsonl: bool):
         from ktrain_recipes.inference.onnx_inference import load_int8_predictor
 
         self.model = load_int8_predictor(folder)
         self.pair_column = pair_column
+        self.jsonl = jsonl
+
+    def texts(self, batch) -> list:
+        if self.jsonl:  # each row a line of the file: JSON parsed here, as Python parses it for the local engine
+            rows = [_json_object(line) for line in batch["text"]]
+            firsts = [r.get("text") for r in rows]
+            return list(zip(firsts, [r.get(self.pair_column) for r in rows])) if self.pair_column else firsts
+        return list(zip(batch["text"], batch[self.pair_column])) if self.pair_column else list(batch["text"])
 
     def __call__(self, batch):
+        import pandas as pd
+
         from ktrain_recipes.inference.prediction import classify
         from ktrain_recipes.inference.text_rules import is_blank, unreadable
 
-        texts = list(zip(batch["text"], batch[self.pair_column])) if self.pair_column else list(batch["text"])
+        texts = self.texts(batch)
         bad = [not all(isinstance(p, str) and not is_blank(p) and not unreadable(p)
                        for p in (t if isinstance(t, tuple) else (t,))) for t in texts]
         good = [t for t, b in zip(texts, bad) if not b]
@@ -47,11 +61,21 @@ class _Scorer:
             # the same call, on the same chunk, as the single-process path: int8 results depend on which texts
             # share a model call (activations are quantized per call), so equal chunks give equal answers
             probs[~np.array(bad)] = classify(self.model, good, proba=True)
-        batch = batch.copy()
-        for i, name in enumerate(self.model.classes):
-            batch[f"p_{name}"] = probs[:, i]
-        batch[ERROR_COLUMN] = bad
-        return batch
+        out = pd.DataFrame({f"{PROBA_PREFIX}{i}": probs[:, i] for i in range(probs.shape[1])})
+        out[ERROR_COLUMN] = bad
+        return out
+
+
+def _json_object(line: str) -> dict:
+    """A .jsonl line as a dict; anything else (not JSON, not an object) as an empty one, whose missing text marks
+    the row unusable (the driver's reading names the line and what is wrong with it)."""
+    import json
+
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return {}
+    return row if isinstance(row, dict) else {}
 
 
 def check_address(address: str | None) -> None:
@@ -85,8 +109,8 @@ def _read(path: Path):
         types = {name: pa.string() for name in header}
         return ray.data.read_csv(str(path), convert_options=pacsv.ConvertOptions(
             column_types=types, strings_can_be_null=False, quoted_strings_can_be_null=False))
-    if fmt == "jsonl":
-        return ray.data.read_json(str(path), lines=True)
+    # .txt and .jsonl as lines: Arrow's JSON reader would unify the rows' fields (a missing one null, a column's ints
+    # floats beside a null) and refuse rows whose types differ; the actors parse each line as the local reader does
     ds = ray.data.read_text(str(path))
     return ds.filter(lambda row: bool(row["text"].strip()))  # as the single-process reader: blank lines skipped
 
@@ -124,20 +148,29 @@ def predict_with_ray(folder: str | os.PathLike, path: str | os.PathLike, output:
         # one CPU per model actor, and one left for reading blocks: without it the reads wait for the actors and
         # the actors for the reads
         n_actors = actors or max(1, int(ray.cluster_resources().get("CPU", 2)) - 1)
-        scored = ds.map_batches(_Scorer, fn_constructor_args=(str(folder), pair_column), batch_format="pandas",
-                                batch_size=chunk_size, num_cpus=1, compute=ray.data.ActorPoolStrategy(size=n_actors))
+        scored = ds.map_batches(_Scorer, fn_constructor_args=(str(folder), pair_column, input_format(path) == "jsonl"),
+                                batch_format="pandas", batch_size=chunk_size, num_cpus=1,
+                                compute=ray.data.ActorPoolStrategy(size=n_actors))
+        # the rows written are the driver's own reading of the input, by the local engine's reader (its columns,
+        # their types, its refusals and line numbers), chunk by chunk beside the actors' answers for the same rows
+        local = read_chunks(path, pair_column=pair_column, chunk_size=chunk_size)
         rows = 0
         with writer:
-            for batch in scored.iter_batches(batch_format="pandas", batch_size=None):
+            for batch in scored.iter_batches(batch_format="pandas", batch_size=chunk_size):
+                table = next(local, None)
+                if table is None or len(table) != len(batch):
+                    raise RecipesError(f"{path}: Ray read {rows + len(batch)} rows where this process read "
+                                       f"{rows + (0 if table is None else len(table))}: score it with --engine local")
                 if batch[ERROR_COLUMN].any():
                     bad = int(np.argmax(batch[ERROR_COLUMN].to_numpy()))
-                    raise RecipesError(f"{path}: row {rows + bad + 1} is empty, only whitespace, not text or not "
-                                       "valid Unicode: fix or remove it")
-                probs = batch[[f"p_{n}" for n in model.classes]].to_numpy()
-                table = batch.drop(columns=[ERROR_COLUMN, *[f"p_{n}" for n in model.classes]])
-                texts = list(zip(table["text"], table[pair_column])) if pair_column else list(table["text"])
-                writer.write(texts, probs, table if input_format(path) != "txt" else None)
+                    raise RecipesError(f"{path}: {where(table, rows, bad)} is empty, only whitespace, not text or "
+                                       "not valid Unicode: fix or remove it")
+                probs = batch[[f"{PROBA_PREFIX}{i}" for i in range(len(model.classes))]].to_numpy()
+                writer.write(texts_of(table, pair_column), probs, table if input_format(path) != "txt" else None)
                 rows += len(batch)
+            if next(local, None) is not None:
+                raise RecipesError(f"{path}: Ray read {rows} rows, fewer than this process: score it with "
+                                   "--engine local")
     finally:
         if started:
             ray.shutdown()

@@ -17,7 +17,7 @@ from pathlib import Path
 from ktrain_recipes.batch_policy import STREAM_CHUNK
 from ktrain_recipes.flag_values import check_limit
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.inference.input_files import check_input, count_rows, input_format, read_chunks, texts_of
+from ktrain_recipes.inference.input_files import check_input, count_rows, input_format, read_chunks, texts_of, where
 from ktrain_recipes.inference.output import output_format
 from ktrain_recipes.inference.writer import PredictionWriter
 
@@ -53,7 +53,7 @@ def predict_file(predictor, path: str | os.PathLike, output: str | None = None, 
             try:
                 probs = classify(model, texts, proba=True)
             except RecipesError as exc:
-                raise RecipesError(_shift_row(str(exc), start, path, chunk.attrs.get("lines"))) from None
+                raise RecipesError(_shift_row(str(exc), start, path, chunk)) from None
             counts = token_counts(model.tokenizer, [tuple(cut(p, model.maxlen) for p in t) if isinstance(t, tuple)
                                                     else cut(t, model.maxlen) for t in texts],
                                   model.maxlen) if report_truncation else None
@@ -63,13 +63,12 @@ def predict_file(predictor, path: str | os.PathLike, output: str | None = None, 
     return start
 
 
-def _shift_row(message: str, start: int, path: Path, lines: list[int] | None = None) -> str:
-    """check_texts numbers texts within a chunk from 0: name the file's row (from 1) instead, or for a .txt
-    its line (blank lines counted)."""
+def _shift_row(message: str, start: int, path: Path, chunk) -> str:
+    """check_texts numbers texts within a chunk from 0: name the file's row (from 1) instead, or for a .txt or
+    .jsonl its line (blank lines counted)."""
     import re
 
     match = re.match(r"text (\d+) (.*)", message)
     if not match:
         return message
-    i = int(match.group(1))
-    return f"{path}: line {lines[i]} {match.group(2)}" if lines else f"{path}: row {start + i + 1} {match.group(2)}"
+    return f"{path}: {where(chunk, start, int(match.group(1)))} {match.group(2)}"
