@@ -11,6 +11,7 @@
 #   [predictor](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/glossary.md#predictor)
 #   without unpickling anything, and classify texts and a whole file;
 # - to read its probabilities and ask why it chose a label (`explain`);
+# - to see which texts were too long for the model and were cut;
 # - to make an
 #   [int8 ONNX](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/glossary.md#int8-and-onnx)
 #   copy and serve the predictor over HTTP.
@@ -95,6 +96,23 @@ probs = predictor.predict_proba(list(table["text"]))
 pd.DataFrame(probs, index=table["text"], columns=predictor.get_classes()).round(3)
 
 # %% [markdown]
+# ## Long texts are cut
+# The model reads at most `maxlen` tokens of a text; ktrain cuts the rest off silently. With `report=True`,
+# `kr.classify` says for each text how many tokens the model read and whether the text was cut:
+
+# %%
+print("maxlen:", predictor.preproc.maxlen)
+long_text = "i was nervous all morning because the results were late, " * 8 + "but i passed and i am thrilled"
+pd.DataFrame(kr.classify(predictor, ["i am thrilled", long_text], report=True), index=["short", "long"])
+
+# %% [markdown]
+# The long text's last words, "but i passed and i am thrilled", lie past the cut: the model never read them, and its
+# label comes from the first `maxlen` tokens alone. On the emotion texts this rarely matters (they are short, and the
+# few that are cut keep their accuracy:
+# [measured](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md#what-truncation-costs-on-emotion));
+# on your own long texts, check how many are cut before you trust the labels.
+
+# %% [markdown]
 # ## Explaining a prediction
 # ktrain's `explain` perturbs the text and fits a simple model to the predictor's answers (LIME), then colours the
 # words that pushed the prediction. It uses eli5's `TextExplainer`, which the pinned `eli5` from PyPI provides
@@ -122,13 +140,23 @@ import time
 import httpx
 
 URL = "http://127.0.0.1:8765"
-server = subprocess.Popen([sys.executable, "-m", "ktrain_recipes", "serve", "--predictor", PREDICTOR, "--port", "8765"])
-for _ in range(240):
-    try:
-        if httpx.get(URL + "/health").status_code == 200:
-            break
-    except httpx.TransportError:
-        time.sleep(0.5)
+
+
+def start_service() -> subprocess.Popen:
+    """Run `serve` in the background and return once it answers /health (at most 2 minutes)."""
+    process = subprocess.Popen([sys.executable, "-m", "ktrain_recipes", "serve", "--predictor", PREDICTOR,
+                                "--port", "8765"])
+    for _ in range(240):
+        try:
+            if httpx.get(URL + "/health").status_code == 200:
+                return process
+        except httpx.TransportError:
+            time.sleep(0.5)
+    process.terminate()
+    raise RuntimeError("the service did not answer within 2 minutes: read its log above")
+
+
+server = start_service()
 httpx.get(URL + "/metadata").json()["labels"]
 
 # %% [markdown]
@@ -146,6 +174,25 @@ pd.DataFrame([p["probabilities"] for p in predictions], index=[p["label"] for p 
 # %%
 response = httpx.post(URL + "/predict", json={"texts": ["   "]})
 response.status_code, response.json()
+
+# %% [markdown]
+# Each prediction also says how many tokens the model read and whether the text was cut. A client that would rather
+# be refused than get a label for half a text sends `"truncate": false`, and gets a 422 naming the text and its length:
+
+# %%
+answer = httpx.post(URL + "/predict", json={"texts": [long_text]}).json()
+print({k: answer["predictions"][0][k] for k in ("label", "tokens", "truncated")})
+response = httpx.post(URL + "/predict", json={"texts": [long_text], "truncate": False})
+response.status_code, response.json()
+
+# %% [markdown]
+# The service also speaks vLLM's classification API, `POST /classify`, which client code written for vLLM, SGLang or
+# NVIDIA Dynamo already sends: `probs` come in the order of the labels above, and `usage` counts the tokens read.
+
+# %%
+answer = httpx.post(URL + "/classify", json={"input": ["i finally got the job", long_text]}).json()
+print(answer["usage"])
+pd.DataFrame(answer["data"]).drop(columns="probs")
 
 # %% [markdown]
 # From a shell, the same call with curl:
@@ -172,7 +219,8 @@ server.wait()
 # ## Recap
 # A saved predictor is a folder: `kr.load_checked_predictor` checks and loads it, `predictor.predict` and
 # `kr.classify` classify, `explain` shows which words mattered, `kr.export_onnx` adds an int8 copy and `serve` answers
-# HTTP requests with it.
+# HTTP requests with it, in its own format or vLLM's. Every answer says how many tokens the model read and whether
+# a text was cut.
 
 # %% [markdown]
 # ## Exercises
@@ -185,13 +233,7 @@ server.wait()
 
 # %% tags=["solution"] cellView="form" jupyter={"source_hidden": true}
 #@title Solution
-server = subprocess.Popen([sys.executable, "-m", "ktrain_recipes", "serve", "--predictor", PREDICTOR, "--port", "8765"])
-for _ in range(240):
-    try:
-        if httpx.get(URL + "/health").status_code == 200:
-            break
-    except httpx.TransportError:
-        time.sleep(0.5)
+server = start_service()
 try:
     for body in ({"pairs": [["i lost my keys", "i feel so stupid"]]}, {"texts": [""]}):
         response = httpx.post(URL + "/predict", json=body)
