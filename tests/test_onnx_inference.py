@@ -126,3 +126,43 @@ def test_a_killed_conversion_is_one_line_and_keeps_the_predictor(exported, tmp_p
         export_onnx(folder)
     assert (folder / "manifest.json").read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["killed-python", "pred"]
+
+
+def test_a_killed_export_takes_its_conversion_child_with_it(tiny_predictor, tmp_path):
+    """An ``export`` ended by SIGKILL left its conversion child running (minutes and ~8 GB for MPNet-base)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    def alive(pid: int) -> bool:
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+
+    script = ("from ktrain_recipes.inference.onnx_convert import convert_in_child; "
+              f"convert_in_child({str(tiny_predictor)!r}, {str(tmp_path)!r})")
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    child = None
+    try:
+        for _ in range(600):
+            children = Path(f"/proc/{parent.pid}/task/{parent.pid}/children").read_text().split()
+            if children:
+                child = int(children[0])
+                break
+            time.sleep(0.1)
+        assert child, "the conversion child never started"
+        time.sleep(2)  # under way (whether or not it has asked for the signal yet, it must end)
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+        for _ in range(100):
+            if not alive(child):
+                break
+            time.sleep(0.1)
+        assert not alive(child), "the conversion child outlived its killed parent"
+    finally:
+        parent.kill()
+        if child and alive(child):
+            os.kill(child, signal.SIGKILL)
