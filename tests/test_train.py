@@ -132,6 +132,34 @@ def test_a_run_killed_after_its_last_epoch_resumes_and_finishes_the_save(tiny_mo
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("kill_at", ["2:3", "after-fit"])
+def test_average_last_keeps_the_sums_of_a_cut_runs_earlier_legs(tiny_models, small_data, tmp_path, kill_at):
+    """--average-last 3 cut in epoch 3 ended as a 1-epoch average: the killed leg's sums were lost."""
+    import numpy as np
+
+    import ktrain_recipes as kr
+    from ktrain_recipes.data.loading import load_data
+
+    common = ["--model", tiny_models["bert"], "--data", str(small_data), "--epochs", "3", "--batch-size", "16",
+              "--lr", "1e-3", "--seed", "7", "--average-last", "3"]
+    whole = train(common + ["--out", str(tmp_path / "whole")], tmp_path / "whole.lr")
+    assert whole.returncode == 0, whole.stderr[-2000:]
+    out = ["--out", str(tmp_path / "cut")]
+    assert train(common + out, tmp_path / "cut.lr", kill_at=kill_at).returncode == -9
+    resumed = train(common + out + ["--resume"], tmp_path / "resumed.lr")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert "were lost" not in resumed.stderr
+    a, b = (json.loads((tmp_path / name / "metrics.json").read_text()) for name in ("whole", "cut"))
+    assert a["averaged_epochs"] == b["averaged_epochs"] == 3
+    # the average of the same three epochs: the uncut run's probabilities, to float noise (a 1-epoch average of
+    # this tiny model differs from the 3-epoch one by far more than that)
+    texts = load_data(str(small_data)).texts("validation")
+    p_whole, p_cut = (np.asarray(kr.load_checked_predictor(tmp_path / name).predict(texts, return_proba=True))
+                      for name in ("whole", "cut"))
+    assert float(np.abs(p_whole - p_cut).max()) < 0.01
+
+
+@pytest.mark.slow
 def test_sigterm_in_epoch_2_saves_the_best_epoch_keeps_the_checkpoint_and_exits_143(tiny_models, small_data,
                                                                                     tmp_path):
     args = ["--model", tiny_models["bert"], "--data", str(small_data), "--epochs", "3", "--batch-size", "16",

@@ -5,8 +5,10 @@ NaN loss, checkpoint averaging, and ``fit_with_checkpoint``, which trains throug
 from __future__ import annotations
 
 import math
+import os
 import random
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -105,32 +107,59 @@ def epoch_timer(record: dict | None = None, after_epoch=None):
     return EpochTimer()
 
 
-def weight_average(last: int, epochs: int):
+def weight_average(last: int, epochs: int, record: dict | None = None, store: Path | None = None):
     """Return a Keras callback that sums the weights at the end of each of the last ``last`` of ``epochs``
     epochs; ``callback.apply(model)`` then sets the model's weights to their average.
 
     Averaging checkpoints along the end of training lands nearer the middle of a flat region of the loss
     than any one of them (the idea behind stochastic weight averaging); it costs no extra training.
+
+    ``store``: where the sums are kept after each summed epoch (in the run's checkpoint), so that a run cut and
+    resumed averages the epochs of its earlier legs too; ``record``: the run's record, whose ``epochs_completed``
+    says, once the state is restored, which epochs the sums must hold.
     """
     import tensorflow as tf
+
+    window = range(max(0, epochs - last), epochs)
 
     class WeightAverage(tf.keras.callbacks.Callback):
         def __init__(self):
             super().__init__()
             self.total: list[np.ndarray] | None = None
-            self.count = 0
+            self.summed: list[int] = []
+
+        def on_train_begin(self, logs=None):
+            done = (record or {}).get("epochs_completed", 0)
+            if store is None or last < 2 or not done:
+                return
+            if store.is_file():
+                with np.load(store) as kept:
+                    summed = [int(e) for e in kept["epochs"]]
+                    if all(e in window and e < done for e in summed):
+                        self.summed, self.total = summed, [kept[f"w{i}"] for i in range(len(kept.files) - 1)]
+            if done - 1 in window and done - 1 not in self.summed:
+                # cut after the state of epoch done-1 was saved and before its sum was: the restored weights are
+                # that epoch's
+                self.add(done - 1)
 
         def on_epoch_end(self, epoch, logs=None):
-            if epoch >= epochs - last:
-                weights = self.model.get_weights()
-                self.total = weights if self.total is None else [a + b for a, b in zip(self.total, weights)]
-                self.count += 1
+            if epoch in window and epoch not in self.summed:
+                self.add(epoch)
+
+        def add(self, epoch: int) -> None:
+            weights = self.model.get_weights()
+            self.total = weights if self.total is None else [a + b for a, b in zip(self.total, weights)]
+            self.summed.append(epoch)
+            if store is not None:
+                partial = store.with_name(store.name + ".partial.npz")
+                np.savez(partial, epochs=np.array(self.summed), **{f"w{i}": w for i, w in enumerate(self.total)})
+                os.replace(partial, store)
 
         def apply(self, model) -> int:
             """Set ``model``'s weights to the average; return how many epochs it averaged (0: none ended)."""
-            if self.count:
-                model.set_weights([w / self.count for w in self.total])
-            return self.count
+            if self.summed:
+                model.set_weights([w / len(self.summed) for w in self.total])
+            return len(self.summed)
 
     return WeightAverage()
 
@@ -169,7 +198,8 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
     timer = epoch_timer(record, after_epoch=keep if checkpoint else None)
     record = timer.record
     record.setdefault("per_epoch", [])
-    average = weight_average(average_last, epochs)
+    average = weight_average(average_last, epochs, record,
+                             checkpoint.folder / "average.npz" if checkpoint and checkpoint.keeps_state else None)
     steps_per_epoch = math.ceil(learner.train_data.nsamples() / learner.batch_size)
     resume = resume_callback(checkpoint, record, steps_per_epoch, learner.train_data)
     # order matters: the state is restored (BackupAndRestore) before Resume reads it, and each epoch's record
@@ -201,4 +231,7 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
     if checkpoint:
         checkpoint.write(record)
     averaged = 0 if interrupted or average_last < 2 else average.apply(learner.model)
+    if averaged and averaged < min(average_last, epochs):
+        note(f"note: the weights of {averaged} of the last {min(average_last, epochs)} epochs were averaged: the "
+             "others' sums were lost when the run was cut")
     return {**record, "epoch_seconds": timer.seconds, "interrupted": interrupted, "averaged_epochs": max(averaged, 1)}
