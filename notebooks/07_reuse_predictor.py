@@ -107,7 +107,8 @@ pd.DataFrame(kr.classify(predictor, ["i am thrilled", long_text], report=True), 
 
 # %% [markdown]
 # The long text's last words, "but i passed and i am thrilled", lie past the cut: the model never read them, and its
-# label comes from the first `maxlen` tokens alone. On the emotion texts this rarely matters (they are short, and the
+# label comes from the first `maxlen` tokens alone, here the nervous morning's `fear`. On the emotion texts this rarely
+# matters (they are short, and the
 # few that are cut keep their accuracy:
 # [measured](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md#what-truncation-costs-on-emotion));
 # on your own long texts, check how many are cut before you trust the labels.
