@@ -78,6 +78,7 @@ class MicroBatcher:
         self.waiting = 0  # texts queued, not yet in a model call
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="model")
         self._carry: list[Job] = []  # jobs of another model than the batch being built: first in the next one
+        self._calling: list[Job] = []  # the jobs of the model call under way
 
     async def predict(self, texts: list, model: LoadedModel | None = None,
                       timeout_s: float | None = None, tokens: int = 0) -> tuple[Any, LoadedModel, Job]:
@@ -150,6 +151,7 @@ class MicroBatcher:
             self.waiting -= len(job.texts)
             job.started = time.perf_counter()
         texts = [t for job in batch for t in job.texts]
+        self._calling = batch
         try:
             probs = await loop.run_in_executor(self.worker, model.classifier.predict_proba, texts)
         except Exception as exc:  # noqa: BLE001  (split the batch: only the request at fault fails)
@@ -160,6 +162,8 @@ class MicroBatcher:
             for job in batch:
                 await self._call(loop, [job])
             return
+        finally:
+            self._calling = []
         self.calls += 1
         self.on_call(len(texts), True)
         start = 0
@@ -168,17 +172,20 @@ class MicroBatcher:
                 job.future.set_result((probs[start:start + len(job.texts)], model))
             start += len(job.texts)
 
-    def shed(self) -> int:
-        """Answer every request still waiting for a model call with ``ShuttingDown``; return how many."""
+    def shed(self, calling: bool = False) -> int:
+        """Answer every request still waiting for a model call with ``ShuttingDown``; return how many. With
+        ``calling``, the requests of the call under way too (a second SIGTERM: stop now; the call's answer, when it
+        comes, is dropped)."""
         waiting = list(self._carry)
         self._carry.clear()
         while self.queue is not None and not self.queue.empty():
             waiting.append(self.queue.get_nowait())
         for job in waiting:
             self.waiting -= len(job.texts)
+        for job in waiting + (self._calling if calling else []):
             if not job.future.done():
                 job.future.set_exception(ShuttingDown("the service is shutting down"))
-        return len(waiting)
+        return len(waiting) + (len(self._calling) if calling else 0)
 
     @staticmethod
     def _fail(job: Job, exc: Exception) -> None:

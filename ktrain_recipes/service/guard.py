@@ -4,6 +4,7 @@ in flight, a request id, and the request metrics."""
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import uuid
@@ -45,7 +46,10 @@ class Exchange:
 
     def __init__(self, send, request_id: str | None, max_body: int):
         self.send, self.request_id, self.max_body = send, request_id, max_body
-        self.status, self.over, self.replaced, self.received = 500, False, False, 0
+        # None until an answer starts: a request never answered (its client or its body deadline gave up first)
+        # is not counted as a status no client received
+        self.status: int | None = None
+        self.over, self.replaced, self.received = False, False, 0
 
     async def send_with_id(self, message) -> None:
         if message["type"] == "http.response.start":
@@ -124,12 +128,25 @@ class Guard:
                 counted = True
                 receive = _replay(body, receive)
             await self.app(scope, exchange.limited(receive), exchange.tracked_send)
+        except asyncio.CancelledError:
+            # the server is stopping and cancels what is left (a second SIGTERM, or the end of the drain): the
+            # request gets a JSON 503 to retry elsewhere, where uvicorn would log a traceback and send a plain-text
+            # 500; the task ends here either way
+            if exchange.status is not None:
+                raise
+            await send_json(exchange.send_with_id, 503, "the service is shutting down: retry on another replica",
+                            [(b"retry-after", b"1"), (b"connection", b"close")])
+        except Exception:
+            if exchange.status is None:  # uvicorn answers it with a 500
+                exchange.status = 500
+            raise
         finally:
             if counted:
                 self.in_flight -= 1
             known = route if route in ("/", *MODEL_ROUTES, "/v1/models", "/metadata", "/docs", "/openapi.json",
                                         *PUBLIC) else "other"
-            self.metrics.requests.labels(known, str(exchange.status)).inc()
+            if exchange.status is not None:
+                self.metrics.requests.labels(known, str(exchange.status)).inc()
 
     async def _read_body(self, receive) -> tuple[bytes | None, bool]:
         """(the whole request body, False); (None, True) once the body passes ``max_body`` (nothing more is

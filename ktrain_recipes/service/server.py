@@ -79,10 +79,34 @@ def serve(settings: ServiceSettings, host: str = DEFAULT_HOST, port: int = DEFAU
 
         def handle_exit(self, sig, frame):
             if self.exit_signal is not None:  # a second signal: stop now, without waiting for anyone
-                self.force_exit = True
-                return super().handle_exit(sig, frame)
+                asyncio.get_event_loop().call_soon_threadsafe(self.stop_now)
+                return None
             self.exit_signal = (sig, frame)
             app.state.draining = True  # /health/ready answers 503 from now on
+
+        def stop_now(self) -> None:
+            """The second signal: what waits for the model, or is in its call, is answered JSON 503 at once; a
+            moment later (for those answers to be written) every request still open is cancelled, which the guard
+            answers JSON 503 too (``service.guard``); then uvicorn's shutdown runs as usual, lifespan included, so
+            that nothing is left to be cancelled into a traceback when the process ends."""
+            loop = asyncio.get_running_loop()
+            app.state.batcher.shed(calling=True)
+            self.config.timeout_graceful_shutdown = DRAIN_MARGIN_S
+
+            def cancel_the_rest():
+                for task in list(self.server_state.tasks):
+                    task.cancel()
+                if not self.should_exit:
+                    super(DrainingServer, self).handle_exit(*self.exit_signal)
+                loop.call_later(0.2, close_connections)
+
+            def close_connections():  # once those answers are out: no connection keeps the shutdown waiting
+                for connection in list(self.server_state.connections):
+                    transport = getattr(connection, "transport", None)
+                    if transport is not None:
+                        transport.close()
+
+            loop.call_later(0.2, cancel_the_rest)
 
         async def on_tick(self, counter: int) -> bool:
             if self.exit_signal is not None and not self.should_exit:
