@@ -147,3 +147,39 @@ def test_the_service_has_two_limits_texts_per_request_and_texts_per_model_call(e
         too_many = client.post("/predict", json={"texts": ["i feel fine"] * 41})
         assert too_many.status_code == 422 and "40" in too_many.json()["error"]
         assert client.get("/metadata").json()["limits"]["max_call"] == 16
+
+
+def test_a_request_past_its_deadline_is_answered_at_the_deadline_not_when_the_model_is_free():
+    """A 200 ms deadline behind a 1 s model call was answered 503 after 1.02-1.21 s: the deadline is kept by a
+    timer, and the batcher drops the expired request when it reaches it (never calling the model for it)."""
+    import time
+
+    from ktrain_recipes.service.batcher import DeadlineExceeded
+
+    class Slow(Recording):
+        def predict_proba(self, texts):
+            time.sleep(1.0)
+            return super().predict_proba(texts)
+
+    classifier = Slow()
+    batcher = MicroBatcher(LoadedModel(classifier, {}, False, "d", {}), max_batch=1, max_wait_ms=0)
+
+    async def scenario():
+        runner = asyncio.create_task(batcher.run())
+        while batcher.queue is None:
+            await asyncio.sleep(0)
+        busy = asyncio.create_task(batcher.predict(["first"]))  # holds the model for a second
+        await asyncio.sleep(0.05)
+        start = time.perf_counter()
+        try:
+            await batcher.predict(["second"], timeout_s=0.2)
+        except DeadlineExceeded:
+            waited = time.perf_counter() - start
+        await busy
+        await asyncio.sleep(0.05)
+        runner.cancel()
+        return waited
+
+    waited = asyncio.run(scenario())
+    assert 0.2 <= waited < 0.6, waited
+    assert classifier.calls == [1] and batcher.waiting == 0  # the expired request never reached the model

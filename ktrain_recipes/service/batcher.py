@@ -92,8 +92,22 @@ class MicroBatcher:
                   tokens)
         self.waiting += len(texts)
         await self.queue.put(job)
-        probs, used = await job.future
+        # the deadline is kept by a timer, not only when the batcher next looks: behind a long model call a request
+        # would otherwise learn it expired only when that call ends
+        timer = loop.call_at(job.deadline, self._expire, job) if job.deadline is not None else None
+        try:
+            probs, used = await job.future
+        finally:
+            if timer is not None:
+                timer.cancel()
         return probs, used, job
+
+    def _expire(self, job: Job) -> None:
+        """A job still waiting (not in a model call) at its deadline: answered ``DeadlineExceeded`` now; the batcher
+        drops it when it reaches it."""
+        if job.started is None and not job.future.done():
+            self.waiting -= len(job.texts)
+            job.future.set_exception(DeadlineExceeded("the request waited past its deadline"))
 
     async def run(self) -> None:
         self.queue = asyncio.Queue()
@@ -137,6 +151,8 @@ class MicroBatcher:
         now = loop.time()
         live = []
         for job in batch:
+            if job.future.done():  # expired by its timer (and counted out of the queue then)
+                continue
             if job.deadline is not None and now > job.deadline:
                 self.waiting -= len(job.texts)
                 if not job.future.done():
@@ -181,7 +197,8 @@ class MicroBatcher:
         while self.queue is not None and not self.queue.empty():
             waiting.append(self.queue.get_nowait())
         for job in waiting:
-            self.waiting -= len(job.texts)
+            if not job.future.done():  # an expired job was counted out of the queue when it expired
+                self.waiting -= len(job.texts)
         for job in waiting + (self._calling if calling else []):
             if not job.future.done():
                 job.future.set_exception(ShuttingDown("the service is shutting down"))
