@@ -132,6 +132,38 @@ def test_a_run_killed_after_its_last_epoch_resumes_and_finishes_the_save(tiny_mo
 
 
 @pytest.mark.slow
+def test_a_state_cut_in_half_is_refused_and_a_lost_state_starts_over(tiny_models, small_data, tmp_path):
+    """A kill while the training state is written leaves it half written: the readability check read only its index
+    (a traceback later); a kill between an epoch's record and its state was refused, though nothing is lost by
+    starting over, and a resume announced epochs whose state it did not have."""
+    import shutil
+
+    common = ["--model", tiny_models["bert"], "--data", str(small_data), "--epochs", "3", "--batch-size", "16",
+              "--lr", "1e-3", "--seed", "3"]
+    cut = train(common + ["--out", str(tmp_path / "cut")], tmp_path / "cut.lr", kill_at="1:4")
+    assert cut.returncode == -9
+    kept = tmp_path / ".cut.resume"
+    damaged = tmp_path / ".half.resume"
+    shutil.copytree(kept, damaged)
+    data = sorted(damaged.rglob("*.data-*"))
+    assert data, sorted(p.name for p in damaged.rglob("*"))
+    data[0].write_bytes(data[0].read_bytes()[: data[0].stat().st_size // 2])
+    half = train(common + ["--out", str(tmp_path / "half"), "--resume"], tmp_path / "half.lr")
+    assert half.returncode == 1 and "truncated or unreadable: train again without --resume" in half.stderr
+    assert "Traceback" not in half.stderr
+
+    for path in kept.iterdir():  # the record of epoch 1 stays; its training state is gone
+        if path.is_dir():
+            shutil.rmtree(path)
+    resumed = train(common + ["--out", str(tmp_path / "cut"), "--resume"], tmp_path / "resumed.lr")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert "holds no training state (the run was cut between the two): starting from the first epoch" in resumed.stderr
+    assert "resuming after" not in resumed.stderr
+    assert steps(tmp_path / "resumed.lr")[0][:2] == [0, 0]  # epoch 1 trained again, from its first step
+    assert json.loads((tmp_path / "cut" / "metrics.json").read_text())["epochs_completed"] == 3
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("kill_at", ["2:3", "after-fit"])
 def test_average_last_keeps_the_sums_of_a_cut_runs_earlier_legs(tiny_models, small_data, tmp_path, kill_at):
     """--average-last 3 cut in epoch 3 ended as a 1-epoch average: the killed leg's sums were lost."""

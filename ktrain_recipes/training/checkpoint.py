@@ -88,11 +88,15 @@ class Checkpoint:
                                "--resume")
         latest = tf.train.latest_checkpoint(str(self.backup / "chief")) or tf.train.latest_checkpoint(str(self.backup))
         if record.get("epochs_completed") and latest is None:
-            raise RecipesError(f"the checkpoint {self.folder} has no saved training state: train again without "
-                               "--resume")
+            # cut after the first epoch's record and before its state: nothing to go on from, so the run starts
+            # again from its beginning under the same record (``resume_callback`` trims it)
+            note(f"note: the checkpoint {self.folder.name} records {record['epochs_completed']} epoch(s) but holds no "
+                 "training state (the run was cut between the two): starting from the first epoch")
         if latest is not None:
-            try:
-                tf.train.load_checkpoint(latest)
+            try:  # every tensor read, not only the index: a state cut in half by a kill is found here
+                reader = tf.train.load_checkpoint(latest)
+                for name in reader.get_variable_to_shape_map():
+                    reader.get_tensor(name)
             except Exception:  # tf raises DataLossError/NotFoundError/OpError for truncated or foreign files
                 raise RecipesError(f"the checkpoint {self.folder} is truncated or unreadable: train again without "
                                    "--resume") from None
@@ -158,11 +162,13 @@ def record_damage(record) -> str | None:
     return None
 
 
-def resume_callback(checkpoint: Checkpoint | None, record: dict, steps_per_epoch: int, dataset):
+def resume_callback(checkpoint: Checkpoint | None, record: dict, steps_per_epoch: int, dataset, epochs: int = 0):
     """A callback that, once ``BackupAndRestore`` has restored the state, reads how far the run got: it records
-    the optimizer's step count at the run's very start, sets the data order's epoch, and drops any record of an
-    epoch whose state was not saved."""
+    the optimizer's step count at the run's very start, sets the data order's epoch, drops any record of an
+    epoch whose state was not saved, and then says how far a resumed run goes on from (of ``epochs``)."""
     import tensorflow as tf
+
+    total = epochs
 
     class Resume(tf.keras.callbacks.Callback):
         steps_done = 0
@@ -180,6 +186,8 @@ def resume_callback(checkpoint: Checkpoint | None, record: dict, steps_per_epoch
                 dataset.set_epoch(epochs)
             if checkpoint:
                 checkpoint.write(record)
+            if epochs:  # said after the trim: an epoch whose state was lost is not announced as done
+                note(f"resuming after {epochs} of {total} epoch(s), mid-schedule")
 
     return Resume()
 

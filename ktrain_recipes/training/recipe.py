@@ -189,8 +189,6 @@ def _train_and_save(run: Run, learner, preproc, identity: dict, chief: bool = Tr
                            "multi-worker run starts again without it")
     record = checkpoint.resume() if config.resume else \
         (checkpoint.start_fresh() if checkpoint else Checkpoint.empty_record())
-    if config.resume:
-        note(f"resuming after {record['epochs_completed']} of {config.epochs} epoch(s), mid-schedule")
     with staged_predictor(out, config.overwrite or config.resume) if chief else scratch_folder() as stage:
         found = lr_find(learner, stage.path) if config.lr_find and not config.resume else {}
         scorer = epoch_scores(per_epoch, preproc, learner.batch_size, record) if per_epoch else None

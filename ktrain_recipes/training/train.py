@@ -201,7 +201,7 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
     average = weight_average(average_last, epochs, record,
                              checkpoint.folder / "average.npz" if checkpoint and checkpoint.keeps_state else None)
     steps_per_epoch = math.ceil(learner.train_data.nsamples() / learner.batch_size)
-    resume = resume_callback(checkpoint, record, steps_per_epoch, learner.train_data)
+    resume = resume_callback(checkpoint, record, steps_per_epoch, learner.train_data, epochs)
     # order matters: the state is restored (BackupAndRestore) before Resume reads it, and each epoch's record
     # is written (timer) before its state is saved, so a cut between the two leaves the record ahead, which
     # Resume trims, never behind
