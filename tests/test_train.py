@@ -164,6 +164,23 @@ def test_a_state_cut_in_half_is_refused_and_a_lost_state_starts_over(tiny_models
 
 
 @pytest.mark.slow
+def test_a_best_epoch_cut_by_a_kill_then_a_stop_in_the_resumed_leg_keeps_the_next_best(tiny_models, small_data,
+                                                                                        tmp_path):
+    """best.h5 cut by the kill, then SIGTERM in the resumed leg: a traceback (loading the cut file); now the cut
+    file is removed on resuming, the resumed leg's epoch is kept as the best, and the stop saves it (exit 143)."""
+    common = ["--model", tiny_models["bert"], "--data", str(small_data), "--epochs", "3", "--batch-size", "16",
+              "--lr", "1e-3", "--seed", "4", "--out", str(tmp_path / "out")]
+    assert train(common, tmp_path / "cut.lr", kill_at="1:2").returncode == -9
+    best = tmp_path / ".out.resume" / "best.h5"
+    best.write_bytes(best.read_bytes()[:2000])
+    stopped = train(common + ["--resume"], tmp_path / "resumed.lr", term_at="2:2")
+    assert stopped.returncode == 143, stopped.stderr[-2000:]
+    assert "best epoch's weights in" in stopped.stderr and "were cut off by the kill: removed" in stopped.stderr
+    assert "Traceback" not in stopped.stderr
+    assert json.loads((tmp_path / "out" / "metrics.json").read_text())["interrupted"] is True
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("kill_at", ["2:3", "after-fit"])
 def test_average_last_keeps_the_sums_of_a_cut_runs_earlier_legs(tiny_models, small_data, tmp_path, kill_at):
     """--average-last 3 cut in epoch 3 ended as a 1-epoch average: the killed leg's sums were lost."""

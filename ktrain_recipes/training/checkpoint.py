@@ -31,6 +31,7 @@ class Checkpoint:
         """``backup=False``: keep only the best epoch (a multi-worker run, whose state saves are collective: every
         worker would have to take part)."""
         self.keeps_state = backup
+        self.best_lost = False  # the best epoch's weights were found cut, and removed, on resuming
         self.folder = out.parent / f".{out.name}.resume"
         self.backup, self.info, self.weights = self.folder / "backup", self.folder / "run.json", self.folder / "best.h5"
         self.identity = identity
@@ -100,6 +101,12 @@ class Checkpoint:
             except Exception:  # tf raises DataLossError/NotFoundError/OpError for truncated or foreign files
                 raise RecipesError(f"the checkpoint {self.folder} is truncated or unreadable: train again without "
                                    "--resume") from None
+        if self.weights.exists() and not readable_h5(self.weights):
+            # cut by a kill while the best epoch was written: the next epoch writes it again (``callbacks``)
+            note(f"note: the best epoch's weights in {self.weights} were cut off by the kill: removed; the next "
+                 "epoch's are kept instead")
+            self.weights.unlink()
+            self.best_lost = True
         return record
 
     def callbacks(self, record: dict) -> list:
@@ -109,7 +116,7 @@ class Checkpoint:
         best = tf.keras.callbacks.ModelCheckpoint(str(self.weights), monitor="val_loss", save_best_only=True,
                                                   save_weights_only=True)
         losses = record["history"].get("val_loss")
-        if losses:  # a resumed run keeps the best epoch of its earlier legs
+        if losses and not self.best_lost:  # a resumed run keeps the best epoch of its earlier legs
             best.best = min(losses)
         if not self.keeps_state:
             return [best]
@@ -160,6 +167,18 @@ def record_damage(record) -> str | None:
     if not all(isinstance(v, list) for v in record["history"].values()):
         return "a history entry is not a list of per-epoch values"
     return None
+
+
+def readable_h5(path: Path) -> bool:
+    """Whether an HDF5 weights file opens and every dataset in it reads (a kill while it was written cuts it)."""
+    import h5py
+
+    try:
+        with h5py.File(path, "r") as f:
+            f.visititems(lambda name, obj: obj[()] if isinstance(obj, h5py.Dataset) else None)
+    except Exception:  # noqa: BLE001  (h5py raises OSError, KeyError or its own types for a cut file)
+        return False
+    return True
 
 
 def resume_callback(checkpoint: Checkpoint | None, record: dict, steps_per_epoch: int, dataset, epochs: int = 0):

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ktrain_recipes.errors import RecipesError, note
-from ktrain_recipes.training.checkpoint import Checkpoint, resume_callback, resumed_schedule
+from ktrain_recipes.training.checkpoint import Checkpoint, readable_h5, resume_callback, resumed_schedule
 
 # MiniLM on emotion (docs/results.md): 100 updates of 32 texts reached 0.69 validation accuracy, 500 reached 0.91
 FEW_STEPS = 500
@@ -218,6 +218,10 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM through the command line (which then exits 130 or 143)
         if not (checkpoint and checkpoint.weights.exists()):
             raise  # no epoch finished: nothing worth keeping
+        if not readable_h5(checkpoint.weights):  # the interruption came while the best epoch was being written
+            note(f"\ninterrupted while the best epoch was saved: no predictor kept; --resume goes on from the last "
+                 f"finished epoch (kept in {checkpoint.folder})")
+            raise
         learner.model.load_weights(str(checkpoint.weights))
         interrupted = True
         note(f"\ninterrupted: restored the best epoch so far; --resume goes on from the last finished epoch "
