@@ -131,49 +131,65 @@ def test_a_run_killed_after_its_last_epoch_resumes_and_finishes_the_save(tiny_mo
     assert abs(a["accuracy"] - b["accuracy"]) <= 1 / b["n"] + 1e-9
 
 
-@pytest.mark.slow
-def test_a_state_cut_in_half_is_refused_and_a_lost_state_starts_over(tiny_models, small_data, tmp_path):
-    """A kill while the training state is written leaves it half written: the readability check read only its index
-    (a traceback later); a kill between an epoch's record and its state was refused, though nothing is lost by
-    starting over, and a resume announced epochs whose state it did not have."""
-    import shutil
-
+@pytest.fixture(scope="module")
+def cut_run(tiny_models, small_data, tmp_path_factory):
+    """One run killed in its second epoch (its first finished: a training state and a best epoch kept): its
+    arguments without --out, and its checkpoint, which each test copies beside its own --out."""
+    where = tmp_path_factory.mktemp("cut")
     common = ["--model", tiny_models["bert"], "--data", str(small_data), "--epochs", "3", "--batch-size", "16",
               "--lr", "1e-3", "--seed", "3"]
-    cut = train(common + ["--out", str(tmp_path / "cut")], tmp_path / "cut.lr", kill_at="1:4")
-    assert cut.returncode == -9
-    kept = tmp_path / ".cut.resume"
-    damaged = tmp_path / ".half.resume"
-    shutil.copytree(kept, damaged)
-    data = sorted(damaged.rglob("*.data-*"))
-    assert data, sorted(p.name for p in damaged.rglob("*"))
+    assert train(common + ["--out", str(where / "cut")], where / "cut.lr", kill_at="1:4").returncode == -9
+    return common, where / ".cut.resume"
+
+
+def resumable(cut_run, folder) -> list[str]:
+    """A copy of ``cut_run``'s checkpoint for ``--out folder``; the arguments that resume it."""
+    import shutil
+
+    common, checkpoint = cut_run
+    shutil.copytree(checkpoint, folder.with_name(f".{folder.name}.resume"))
+    return common + ["--out", str(folder), "--resume"]
+
+
+@pytest.mark.slow
+def test_a_state_cut_in_half_is_refused(cut_run, tmp_path):
+    """A kill while the training state is written leaves it half written: the readability check read only its
+    index, and the resumed run failed later with a traceback."""
+    args = resumable(cut_run, tmp_path / "half")
+    data = sorted((tmp_path / ".half.resume").rglob("*.data-*"))
+    assert data, sorted(p.name for p in (tmp_path / ".half.resume").rglob("*"))
     data[0].write_bytes(data[0].read_bytes()[: data[0].stat().st_size // 2])
-    half = train(common + ["--out", str(tmp_path / "half"), "--resume"], tmp_path / "half.lr")
+    half = train(args, tmp_path / "half.lr")
     assert half.returncode == 1 and "truncated or unreadable: train again without --resume" in half.stderr
     assert "Traceback" not in half.stderr
 
-    for path in kept.iterdir():  # the record of epoch 1 stays; its training state is gone
+
+@pytest.mark.slow
+def test_a_record_ahead_of_a_lost_state_starts_over(cut_run, tmp_path):
+    """A kill between an epoch's record and its state was refused, though nothing is lost by starting over, and a
+    resume announced epochs whose state it did not have."""
+    import shutil
+
+    args = resumable(cut_run, tmp_path / "lost")
+    for path in (tmp_path / ".lost.resume").iterdir():  # the record of epoch 1 stays; its training state is gone
         if path.is_dir():
             shutil.rmtree(path)
-    resumed = train(common + ["--out", str(tmp_path / "cut"), "--resume"], tmp_path / "resumed.lr")
+    resumed = train(args, tmp_path / "resumed.lr")
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert "holds no training state (the run was cut between the two): starting from the first epoch" in resumed.stderr
     assert "resuming after" not in resumed.stderr
     assert steps(tmp_path / "resumed.lr")[0][:2] == [0, 0]  # epoch 1 trained again, from its first step
-    assert json.loads((tmp_path / "cut" / "metrics.json").read_text())["epochs_completed"] == 3
+    assert json.loads((tmp_path / "lost" / "metrics.json").read_text())["epochs_completed"] == 3
 
 
 @pytest.mark.slow
-def test_a_best_epoch_cut_by_a_kill_then_a_stop_in_the_resumed_leg_keeps_the_next_best(tiny_models, small_data,
-                                                                                        tmp_path):
-    """best.h5 cut by the kill, then SIGTERM in the resumed leg: a traceback (loading the cut file); now the cut
-    file is removed on resuming, the resumed leg's epoch is kept as the best, and the stop saves it (exit 143)."""
-    common = ["--model", tiny_models["bert"], "--data", str(small_data), "--epochs", "3", "--batch-size", "16",
-              "--lr", "1e-3", "--seed", "4", "--out", str(tmp_path / "out")]
-    assert train(common, tmp_path / "cut.lr", kill_at="1:2").returncode == -9
+def test_a_best_epoch_cut_by_a_kill_then_a_stop_in_the_resumed_leg_keeps_the_next_best(cut_run, tmp_path):
+    """best.h5 cut by the kill, then SIGTERM in the resumed leg: loading the cut file failed; now it is removed on
+    resuming, the resumed leg's epoch is kept as the best, and the stop saves it (exit 143)."""
+    args = resumable(cut_run, tmp_path / "out")
     best = tmp_path / ".out.resume" / "best.h5"
     best.write_bytes(best.read_bytes()[:2000])
-    stopped = train(common + ["--resume"], tmp_path / "resumed.lr", term_at="2:2")
+    stopped = train(args, tmp_path / "resumed.lr", term_at="2:2")
     assert stopped.returncode == 143, stopped.stderr[-2000:]
     assert "best epoch's weights in" in stopped.stderr and "were cut off by the kill: removed" in stopped.stderr
     assert "Traceback" not in stopped.stderr
@@ -181,8 +197,7 @@ def test_a_best_epoch_cut_by_a_kill_then_a_stop_in_the_resumed_leg_keeps_the_nex
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kill_at", ["2:3", "after-fit"])
-def test_average_last_keeps_the_sums_of_a_cut_runs_earlier_legs(tiny_models, small_data, tmp_path, kill_at):
+def test_average_last_keeps_the_sums_of_a_cut_runs_earlier_legs(tiny_models, small_data, tmp_path):
     """--average-last 3 cut in epoch 3 ended as a 1-epoch average: the killed leg's sums were lost."""
     import numpy as np
 
@@ -194,7 +209,7 @@ def test_average_last_keeps_the_sums_of_a_cut_runs_earlier_legs(tiny_models, sma
     whole = train(common + ["--out", str(tmp_path / "whole")], tmp_path / "whole.lr")
     assert whole.returncode == 0, whole.stderr[-2000:]
     out = ["--out", str(tmp_path / "cut")]
-    assert train(common + out, tmp_path / "cut.lr", kill_at=kill_at).returncode == -9
+    assert train(common + out, tmp_path / "cut.lr", kill_at="2:3").returncode == -9  # in the last of three epochs
     resumed = train(common + out + ["--resume"], tmp_path / "resumed.lr")
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert "were lost" not in resumed.stderr
