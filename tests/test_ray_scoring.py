@@ -12,19 +12,6 @@ def predict(exported, *args) -> int:
     return cli.main(["predict", "--predictor", str(exported), "--int8", *args])
 
 
-# Ray keeps the input's other columns as written, and classifies numeric-looking text as the local engine
-@pytest.mark.ray
-@pytest.mark.slow
-def test_ray_keeps_columns_as_text_like_the_local_engine(exported, tmp_path):
-    from ktrain_recipes.inference.ray_scoring import predict_with_ray
-
-    (tmp_path / "in.csv").write_text("id,flag,text\n007,true,i am so happy\n010,false,12345\n")
-    assert predict(exported, "--input", str(tmp_path / "in.csv"), "--output", str(tmp_path / "local.csv")) == 0
-    predict_with_ray(str(exported), tmp_path / "in.csv", str(tmp_path / "ray.csv"), num_cpus=2)
-    assert (tmp_path / "ray.csv").read_text() == (tmp_path / "local.csv").read_text()
-    assert "007,true," in (tmp_path / "ray.csv").read_text()
-
-
 # Ray's address and chunk size are checked before Ray starts
 @pytest.mark.parametrize("flags, message", [
     (["--ray-address", "not an address"], "--ray-address 'not an address' is not HOST:PORT"),
@@ -54,8 +41,9 @@ def test_a_ray_address_nothing_answers_is_refused_at_once(exported, tmp_path, ca
     assert f"nothing answers at --ray-address 127.0.0.1:{port}" in capsys.readouterr().err
 
 
-# Ray writes the rows by the local engine's rules (issue 52 §5): a user's p_<label> column is refused, not replaced;
-# a .jsonl row keeps its own fields (no "score": null added) and its ints (1, not 1.0); errors name the file's line
+# Ray writes the rows by the local engine's rules: a .csv's columns stay text as written ("007"), a user's p_<label>
+# column is refused, not replaced; a .jsonl row keeps its own fields (no "score": null added) and its ints (1, not
+# 1.0); errors name the file's line. One Ray for all (each start costs half a minute)
 @pytest.mark.ray
 @pytest.mark.slow
 def test_ray_follows_the_local_engines_rules_for_columns_values_and_lines(exported, tmp_path):
@@ -71,8 +59,14 @@ def test_ray_follows_the_local_engines_rules_for_columns_values_and_lines(export
     (tmp_path / "in.jsonl").write_text("\n".join(json.dumps(r) for r in rows[:2]) + "\n\n" + json.dumps(rows[2]) + "\n")
     (tmp_path / "p.csv").write_text("text,p_joy\ni am so happy,mine\n")
     (tmp_path / "blank.jsonl").write_text('{"text": "fine"}\n\n{"text": "   "}\n')
+    (tmp_path / "in.csv").write_text("id,flag,text\n007,true,i am so happy\n010,false,12345\n")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
+        assert predict(exported, "--input", str(tmp_path / "in.csv"), "--output", str(tmp_path / "local.csv")) == 0
+        predict_with_ray(str(exported), tmp_path / "in.csv", str(tmp_path / "ray.csv"))
+        assert (tmp_path / "ray.csv").read_text() == (tmp_path / "local.csv").read_text()
+        assert "007,true," in (tmp_path / "ray.csv").read_text()
+
         assert predict(exported, "--input", str(tmp_path / "in.jsonl"), "--output", str(tmp_path / "local.jsonl")) == 0
         assert predict_with_ray(str(exported), tmp_path / "in.jsonl", str(tmp_path / "ray.jsonl"), proba=False) == 3
         assert (tmp_path / "ray.jsonl").read_text() == (tmp_path / "local.jsonl").read_text()
