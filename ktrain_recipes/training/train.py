@@ -198,8 +198,9 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
     timer = epoch_timer(record, after_epoch=keep if checkpoint else None)
     record = timer.record
     record.setdefault("per_epoch", [])
-    average = weight_average(average_last, epochs, record,
-                             checkpoint.folder / "average.npz" if checkpoint and checkpoint.keeps_state else None)
+    # the sums are kept only when there is an average to make: a run that averages nothing writes no weights more
+    keep_sums = checkpoint is not None and checkpoint.keeps_state and average_last > 1
+    average = weight_average(average_last, epochs, record, checkpoint.folder / "average.npz" if keep_sums else None)
     steps_per_epoch = math.ceil(learner.train_data.nsamples() / learner.batch_size)
     resume = resume_callback(checkpoint, record, steps_per_epoch, learner.train_data, epochs)
     # order matters: the state is restored (BackupAndRestore) before Resume reads it, and each epoch's record
