@@ -115,6 +115,29 @@ def _read(path: Path):
     return ds.filter(lambda row: bool(row["text"].strip()))  # as the single-process reader: blank lines skipped
 
 
+def _write_beside_the_input(scored, path: Path, pair_column: str | None, n_labels: int, chunk_size: int,
+                            writer: PredictionWriter) -> int:
+    """Write the actors' answers beside the rows as the driver reads them itself, with the local engine's reader
+    (its columns, their types, its refusals and line numbers), chunk by chunk; return the rows written."""
+    local = read_chunks(path, pair_column=pair_column, chunk_size=chunk_size)
+    rows = 0
+    for batch in scored.iter_batches(batch_format="pandas", batch_size=chunk_size):
+        table = next(local, None)
+        if table is None or len(table) != len(batch):
+            raise RecipesError(f"{path}: Ray read {rows + len(batch)} rows where this process read "
+                               f"{rows + (0 if table is None else len(table))}: score it with --engine local")
+        if batch[ERROR_COLUMN].any():
+            bad = int(np.argmax(batch[ERROR_COLUMN].to_numpy()))
+            raise RecipesError(f"{path}: {where(table, rows, bad)} is empty, only whitespace, not text or "
+                               "not valid Unicode: fix or remove it")
+        probs = batch[[f"{PROBA_PREFIX}{i}" for i in range(n_labels)]].to_numpy()
+        writer.write(texts_of(table, pair_column), probs, table if input_format(path) != "txt" else None)
+        rows += len(batch)
+    if next(local, None) is not None:
+        raise RecipesError(f"{path}: Ray read {rows} rows, fewer than this process: score it with --engine local")
+    return rows
+
+
 def predict_with_ray(folder: str | os.PathLike, path: str | os.PathLike, output: str, fmt: str = "csv",
                      proba: bool = True, pair_column: str | None = None, address: str | None = None,
                      num_cpus: int | None = None, actors: int | None = None, chunk_size: int = STREAM_CHUNK) -> int:
@@ -151,26 +174,8 @@ def predict_with_ray(folder: str | os.PathLike, path: str | os.PathLike, output:
         scored = ds.map_batches(_Scorer, fn_constructor_args=(str(folder), pair_column, input_format(path) == "jsonl"),
                                 batch_format="pandas", batch_size=chunk_size, num_cpus=1,
                                 compute=ray.data.ActorPoolStrategy(size=n_actors))
-        # the rows written are the driver's own reading of the input, by the local engine's reader (its columns,
-        # their types, its refusals and line numbers), chunk by chunk beside the actors' answers for the same rows
-        local = read_chunks(path, pair_column=pair_column, chunk_size=chunk_size)
-        rows = 0
         with writer:
-            for batch in scored.iter_batches(batch_format="pandas", batch_size=chunk_size):
-                table = next(local, None)
-                if table is None or len(table) != len(batch):
-                    raise RecipesError(f"{path}: Ray read {rows + len(batch)} rows where this process read "
-                                       f"{rows + (0 if table is None else len(table))}: score it with --engine local")
-                if batch[ERROR_COLUMN].any():
-                    bad = int(np.argmax(batch[ERROR_COLUMN].to_numpy()))
-                    raise RecipesError(f"{path}: {where(table, rows, bad)} is empty, only whitespace, not text or "
-                                       "not valid Unicode: fix or remove it")
-                probs = batch[[f"{PROBA_PREFIX}{i}" for i in range(len(model.classes))]].to_numpy()
-                writer.write(texts_of(table, pair_column), probs, table if input_format(path) != "txt" else None)
-                rows += len(batch)
-            if next(local, None) is not None:
-                raise RecipesError(f"{path}: Ray read {rows} rows, fewer than this process: score it with "
-                                   "--engine local")
+            rows = _write_beside_the_input(scored, path, pair_column, len(model.classes), chunk_size, writer)
     finally:
         if started:
             ray.shutdown()
