@@ -171,6 +171,21 @@ def steady_examples_per_s(n_train: int, epoch_seconds: list[float]) -> float | N
     return n_train * len(steady) / sum(steady) if steady else None
 
 
+def restore_best(model, checkpoint: Checkpoint | None) -> bool:
+    """After an interruption: load the best epoch's weights into ``model`` and say so; False when there is nothing
+    to keep (no epoch finished, or the interruption came while the best epoch was being written)."""
+    if not (checkpoint and checkpoint.weights.exists()):
+        return False
+    if not readable_h5(checkpoint.weights):
+        note(f"\ninterrupted while the best epoch was saved: no predictor kept; --resume goes on from the last "
+             f"finished epoch (kept in {checkpoint.folder})")
+        return False
+    model.load_weights(str(checkpoint.weights))
+    note(f"\ninterrupted: restored the best epoch so far; --resume goes on from the last finished epoch "
+         f"(kept in {checkpoint.folder})")
+    return True
+
+
 def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint | None = None,
                         record: dict | None = None, callbacks: list | None = None, average_last: int = 1,
                         class_weight: dict | None = None) -> dict:
@@ -217,16 +232,9 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
         raise RecipesError(f"out of memory at batch size {size}: try --batch-size {max(1, size // 2)} "
                            "(or a smaller --maxlen)") from None
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM through the command line (which then exits 130 or 143)
-        if not (checkpoint and checkpoint.weights.exists()):
-            raise  # no epoch finished: nothing worth keeping
-        if not readable_h5(checkpoint.weights):  # the interruption came while the best epoch was being written
-            note(f"\ninterrupted while the best epoch was saved: no predictor kept; --resume goes on from the last "
-                 f"finished epoch (kept in {checkpoint.folder})")
+        if not restore_best(learner.model, checkpoint):
             raise
-        learner.model.load_weights(str(checkpoint.weights))
         interrupted = True
-        note(f"\ninterrupted: restored the best epoch so far; --resume goes on from the last finished epoch "
-             f"(kept in {checkpoint.folder})")
     losses = learner.model.history.history.get("loss", []) if learner.model.history else []
     if any(not math.isfinite(v) for v in losses):
         raise RecipesError(f"training diverged (the loss became NaN at lr {lr}): try a lower --lr; nothing "
