@@ -183,6 +183,35 @@ def test_a_record_ahead_of_a_lost_state_starts_over(cut_run, tmp_path):
 
 
 @pytest.mark.slow
+def test_another_runs_training_state_under_this_record_is_refused_in_one_line(cut_run, small_data, tmp_path):
+    """The training state of a run on 3 labels put under this run's record (6 labels): the restore inside fit
+    failed with a traceback. Refused in one line; the checkpoint is left as it was."""
+    import shutil
+
+    three = tmp_path / "three"
+    three.mkdir()
+    for name in ("train.txt", "val.txt"):
+        lines = (small_data / name).read_text().splitlines()
+        keep = sorted({line.rsplit(";", 1)[1] for line in lines})[:3]
+        (three / name).write_text("".join(f"{line}\n" for line in lines if line.rsplit(";", 1)[1] in keep))
+    other = [*cut_run[0], "--out", str(tmp_path / "other")]
+    other[other.index("--data") + 1] = str(three)
+    assert train(other, tmp_path / "other.lr", kill_at="1:0").returncode == -9
+    args = resumable(cut_run, tmp_path / "mine")
+    state = tmp_path / ".mine.resume" / "backup"
+    shutil.rmtree(state)
+    shutil.copytree(tmp_path / ".other.resume" / "backup", state)
+    before = sorted((p.relative_to(state), p.read_bytes()) for p in state.rglob("*") if p.is_file())
+    resumed = train(args, tmp_path / "resumed.lr")
+    assert resumed.returncode == 1, resumed.stderr[-2000:]
+    assert "Traceback" not in resumed.stderr, resumed.stderr[-3000:]
+    last = resumed.stderr.strip().splitlines()[-1]
+    assert "training state" in last and "does not fit this run's model" in last and "without --resume" in last, last
+    assert sorted((p.relative_to(state), p.read_bytes()) for p in state.rglob("*") if p.is_file()) == before
+    assert not (tmp_path / "mine").exists()
+
+
+@pytest.mark.slow
 def test_a_best_epoch_cut_by_a_kill_then_a_stop_in_the_resumed_leg_keeps_the_next_best(cut_run, tmp_path):
     """best.h5 cut by the kill, then SIGTERM in the resumed leg: loading the cut file failed; now it is removed on
     resuming, the resumed leg's epoch is kept as the best, and the stop saves it (exit 143)."""

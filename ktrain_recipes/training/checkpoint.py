@@ -120,7 +120,7 @@ class Checkpoint:
             best.best = min(losses)
         if not self.keeps_state:
             return [best]
-        return [tf.keras.callbacks.BackupAndRestore(str(self.backup), delete_checkpoint=False), best]
+        return [restore_or_refuse(self.backup, self.folder.name), best]
 
     def write(self, record: dict) -> None:
         tmp = self.info.with_name(self.info.name + ".partial")
@@ -167,6 +167,24 @@ def record_damage(record) -> str | None:
     if not all(isinstance(v, list) for v in record["history"].values()):
         return "a history entry is not a list of per-epoch values"
     return None
+
+
+def restore_or_refuse(backup: Path, name: str):
+    """Keras' ``BackupAndRestore`` on ``backup``, whose restore, when the saved state does not fit the model (another
+    run's state, with other labels or another model, put under this run's record), is refused in one line rather
+    than failing inside ``fit`` with a traceback. The state is left as it is."""
+    import tensorflow as tf
+
+    class RestoreOrRefuse(tf.keras.callbacks.BackupAndRestore):
+        def on_train_begin(self, logs=None):
+            try:
+                super().on_train_begin(logs)
+            except (ValueError, tf.errors.OpError) as exc:  # shapes or variables that are not this model's
+                found = str(exc).splitlines()[0][:160]
+                raise RecipesError(f"the training state in the checkpoint {name} does not fit this run's model "
+                                   f"({found}): it is another run's; train again without --resume") from None
+
+    return RestoreOrRefuse(str(backup), delete_checkpoint=False)
 
 
 def readable_h5(path: Path) -> bool:
