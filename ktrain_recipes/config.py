@@ -13,8 +13,8 @@ import os
 from dataclasses import dataclass, field
 
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.flag_values import (check_fraction, check_limit, check_pair_column, parse_labels, parse_limit,
-                                        parse_maxlen)
+from ktrain_recipes.flag_values import (check_fraction, check_limit, check_pair_column, check_whole, parse_labels,
+                                        parse_limit, parse_maxlen)
 
 
 # the positions BERT, MiniLM, DistilBERT, ALBERT and ELECTRA have embeddings for (RoBERTa: 514, two of them reserved)
@@ -245,9 +245,8 @@ class RecipeConfig:
     def _check_kinds(self) -> None:
         """Whole numbers where counts are meant, finite numbers where rates are, names where names are."""
         for name in ("batch_size", "epochs", "limit", "eval_limit", "seed", "average_last", "devices"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-                raise RecipesError(f"--{name.replace('_', '-')} must be a whole number, got {value!r}")
+            value = getattr(self, name)  # None: the model's default, or all the texts (ranges are checked below)
+            check_whole(value, f"--{name.replace('_', '-')}", least=None, optional=value is None)
         for name in ("lr", "weight_decay", "val_fraction"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):

@@ -37,6 +37,18 @@ def parse_labels(value: str) -> list[str]:
     return names
 
 
+def check_whole(value, name: str, least: int | None = 1, most: int | None = None, optional: bool = False) -> None:
+    """The one rule for a count: a whole number (not a bool, not a float) from ``least`` to ``most`` (None: no
+    bound); with ``optional``, None too. Refused in one line that names the setting and the range."""
+    if optional and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or (least is not None and value < least) \
+            or (most is not None and value > most):
+        span = (f" from {least} to {most}" if least is not None and most is not None else
+                f" of at least {least}" if least is not None else f" of at most {most}" if most is not None else "")
+        raise RecipesError(f"{name} must be {'None or ' if optional else ''}a whole number{span}, got {value!r}")
+
+
 def check_fraction(value: float, flag: str = "--val-fraction") -> None:
     """The one rule for a held-out share: strictly between 0 and 1 (every loader applies it)."""
     if not (isinstance(value, (int, float)) and 0 < value < 1):

@@ -59,18 +59,20 @@ def check_no_kernels() -> None:
                            f"from the hub when a model loads ({ADVISORY}); uninstall it (pip uninstall kernels)")
 
 
-def read_config_file(path: Path) -> dict:
-    """A config.json's content, read only if it is a regular file of at most 1 MB (never a FIFO or a device)."""
+def read_config_file(path: Path, shown_as: Path | None = None) -> dict:
+    """A config.json's content, read only if it is a regular file of at most 1 MB (never a FIFO or a device).
+    ``shown_as``: its name in messages (default ``path``)."""
     import stat
 
+    shown = shown_as or path
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     except OSError as exc:
-        raise RecipesError(f"cannot read '{path}' ({exc.strerror}): point at a Hugging Face model folder") from None
+        raise RecipesError(f"cannot read '{shown}' ({exc.strerror}): point at a Hugging Face model folder") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CONFIG_BYTES:
-            raise RecipesError(f"'{path}' is not a regular file of at most 1 MB: point at a Hugging Face model "
+            raise RecipesError(f"'{shown}' is not a regular file of at most 1 MB: point at a Hugging Face model "
                                "folder")
         raw = os.read(fd, MAX_CONFIG_BYTES + 1)
     finally:
@@ -78,10 +80,12 @@ def read_config_file(path: Path) -> dict:
     try:
         return json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
-        raise RecipesError(f"'{path}' is not valid UTF-8 JSON: point at a Hugging Face model folder") from None
+        raise RecipesError(f"'{shown}' is not valid UTF-8 JSON: point at a Hugging Face model folder") from None
 
 
-def check_model_folder(folder: str | os.PathLike) -> None:
-    """Check a local model (or predictor) folder's config.json, and the environment, before transformers reads it."""
+def check_model_folder(folder: str | os.PathLike, shown_as: str | os.PathLike | None = None) -> None:
+    """Check a local model (or predictor) folder's config.json, and the environment, before transformers reads it.
+    ``shown_as``: the folder's name in messages, when it is read through another path (a pinned predictor)."""
     check_no_kernels()
-    check_config(read_config_file(Path(folder) / "config.json"), f"'{folder}'")
+    check_config(read_config_file(Path(folder) / "config.json", shown_as and Path(shown_as) / "config.json"),
+                 f"'{shown_as or folder}'")

@@ -107,9 +107,9 @@ def test_a_batch_stops_at_its_token_budget():
     (dict(max_batch=True, max_wait_ms=2), "max_batch must be a whole number"),
     (dict(max_batch=8, max_wait_ms=float("nan")), "max_wait_ms must be a finite number"),
     (dict(max_batch=8, max_wait_ms=-1), "max_wait_ms must be a finite number"),
-    (dict(max_batch=8, max_wait_ms=2, max_queue=0), "max_queue must be None or a whole number of texts, at least 1"),
+    (dict(max_batch=8, max_wait_ms=2, max_queue=0), "max_queue must be None or a whole number of at least 1, got 0"),
     (dict(max_batch=8, max_wait_ms=2, max_queue=2.5), "max_queue must be None or a whole number"),
-    (dict(max_batch=8, max_wait_ms=2, max_tokens=0), "max_tokens must be None or a whole number of tokens"),
+    (dict(max_batch=8, max_wait_ms=2, max_tokens=0), "max_tokens must be None or a whole number of at least 1"),
 ])
 def test_a_batcher_refuses_bounds_that_cannot_work(kwargs, message):
     from ktrain_recipes import RecipesError

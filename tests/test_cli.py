@@ -232,7 +232,7 @@ def test_every_distill_setting_is_a_flag_with_its_fields_default():
 @pytest.mark.parametrize("argv, message", [
     (["serve-bench", "--predictor", "p", "--seconds", "-1"], "--seconds must be a number of seconds above 0"),
     (["serve-bench", "--predictor", "p", "--seconds", "nan"], "--seconds must be a number of seconds above 0"),
-    (["serve-bench", "--predictor", "p", "--concurrency", "0"], "--concurrency must be whole numbers"),
+    (["serve-bench", "--predictor", "p", "--concurrency", "0"], "--concurrency must be a whole number of at least 1"),
     (["scale-bench", "--predictor", "p", "--in-memory", "-1"], "--in-memory must be at least 1"),
 ])
 def test_bench_settings_out_of_range_are_one_line(argv, message, capsys):

@@ -1,7 +1,10 @@
 """``RecipeConfig`` checks its settings where they are written."""
 
+import re
+
 import pytest
 
+import ktrain_recipes as kr
 from ktrain_recipes import RecipeConfig, RecipesError, cli
 
 
@@ -59,3 +62,31 @@ def test_augment_refuses_a_negative_seed_in_one_line():
 
     with pytest.raises(kr.RecipesError, match="seed must be a whole number"):
         kr.augment(["i feel fine"], copies=1, seed=-1)
+
+
+@pytest.mark.parametrize("value, kwargs, message", [
+    (True, {}, "n must be a whole number of at least 1, got True"),
+    (2.0, {}, "n must be a whole number of at least 1, got 2.0"),
+    (0, {"least": 1, "most": 8}, "n must be a whole number from 1 to 8, got 0"),
+    (9, {"least": 1, "most": 8}, "n must be a whole number from 1 to 8, got 9"),
+    ("3", {"optional": True}, "n must be None or a whole number of at least 1, got '3'"),
+    (-1, {"least": 0}, "n must be a whole number of at least 0, got -1"),
+])
+def test_one_rule_for_a_whole_number_refuses_bools_floats_and_out_of_range(value, kwargs, message):
+    from ktrain_recipes.flag_values import check_whole
+
+    with pytest.raises(kr.RecipesError, match=f"^{re.escape(message)}$"):
+        check_whole(value, "n", **kwargs)
+    check_whole(None, "n", optional=True)
+    check_whole(8, "n", 1, 8)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: kr.augment(["a b"], 1, window=True), "window must be a whole number of at least 1, got True"),
+    (lambda: kr.CostSettings(steps=1.0), "CostSettings.steps must be a whole number of at least 1, got 1.0"),
+    (lambda: kr.DistillSettings(teacher="t", layers=True), "--layers must be a whole number of at least 1, got True"),
+])
+def test_every_count_is_refused_by_the_one_rule(call, message):
+    """A bool passed for a count was taken as 1 by the hand-written checks of augment and the distillation settings."""
+    with pytest.raises(kr.RecipesError, match=re.escape(message)):
+        call()

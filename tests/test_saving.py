@@ -246,3 +246,51 @@ def test_a_killed_swap_of_a_folder_whose_name_is_a_glob_pattern_is_recovered(tmp
     (old / "manifest.json").write_text("{}")
     recover(tmp_path / "p[1]")
     assert (tmp_path / "p[1]" / "manifest.json").is_file() and not old.exists()
+
+
+def test_loads_during_a_swap_storm_that_brings_saves_back_are_whole_and_never_fail(exported, twin, tmp_path):
+    """Two saves swapped in and out of one folder as fast as renames go (each save comes back, as in a storm of
+    saves alternating two models): every load succeeds and answers as the save it names. The loaders used to read
+    files by path after the manifest, and to ask only whether the manifest was the same afterwards: a save brought
+    back passed that check, so a load that had read the other save's files failed ("does not match its
+    checksum", "2 outputs but 3 labels") with no save being wrong."""
+    import os
+    import threading
+
+    import numpy as np
+
+    from ktrain_recipes.inference.onnx_inference import OnnxPredictor
+    from ktrain_recipes.predictor.swaps import HOST
+
+    folder, spare = tmp_path / "served", {"a": tmp_path / "a", "b": tmp_path / "b"}
+    shutil.copytree(exported, folder)
+    shutil.copytree(twin, spare["b"])
+    texts = ["i feel wonderful today", "this is scary", "why does nobody listen", "i miss you"]
+    expected = {}
+    for source in (exported, twin):
+        model = OnnxPredictor(source)
+        expected[model.identity["save_id"]] = (model.classes, model.predict_proba(texts))
+    stop, swaps = threading.Event(), [0]
+
+    def storm():  # swap_into_place's renames, with the old folder kept to be swapped back in next
+        aside = folder.with_name(f".{folder.name}.old-{HOST}-{os.getpid()}")
+        serving, waiting = "a", "b"
+        while not stop.is_set():
+            folder.rename(aside)
+            spare[waiting].rename(folder)
+            aside.rename(spare[serving])
+            serving, waiting = waiting, serving
+            swaps[0] += 1
+
+    thread = threading.Thread(target=storm)
+    thread.start()
+    try:
+        for _ in range(40):
+            model = OnnxPredictor(folder)
+            classes, proba = expected[model.identity["save_id"]]
+            assert model.classes == classes
+            assert np.allclose(model.predict_proba(texts), proba, atol=1e-6)
+    finally:
+        stop.set()
+        thread.join()
+    assert swaps[0] > 1000  # a storm: many swaps per load

@@ -25,11 +25,12 @@ def run(args) -> None:
     import math
 
     from ktrain_recipes.errors import RecipesError
+    from ktrain_recipes.flag_values import check_whole
 
     if not (math.isfinite(args.seconds) and args.seconds > 0):
         raise RecipesError(f"--seconds must be a number of seconds above 0, got {args.seconds}")
-    if any(c < 1 for c in args.concurrency):
-        raise RecipesError(f"--concurrency must be whole numbers of at least 1, got {args.concurrency}")
+    for level in args.concurrency:
+        check_whole(level, "--concurrency")
     from ktrain_recipes.studies.serve_bench import run_serve_bench
 
     run_serve_bench(args.predictor, args.out, args.assets, args.concurrency, args.seconds, tuple(args.servers),

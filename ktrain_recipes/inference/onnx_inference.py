@@ -89,9 +89,10 @@ class OnnxPredictor:
         try:
             session = ort.InferenceSession(path.read_bytes(), options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types for unreadable models
-            raise RecipesError(f"'{path}' cannot be loaded by onnxruntime ({str(exc).splitlines()[0][:120]}): "
-                               f"`ktrain-recipes export --predictor {folder}` rebuilds it") from None
-        self.session, self.path = session, path
+            raise RecipesError(f"'{folder / path.name}' cannot be loaded by onnxruntime "
+                               f"({str(exc).splitlines()[0][:120]}): `ktrain-recipes export --predictor {folder}` "
+                               "rebuilds it") from None
+        self.session, self.path = session, folder / path.name
         self.inputs = manifest["onnx_inputs"]
         self.classes = list(manifest["label_names"])
         outputs = session.get_outputs()[0].shape[-1]
@@ -102,7 +103,8 @@ class OnnxPredictor:
         self.pairs = manifest.get("pairs")
         self.identity = saved.identity("int8" if self.int8 else "onnx-fp32")
         self.saved = saved
-        self.tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+        self.tokenizer = AutoTokenizer.from_pretrained(saved.source, local_files_only=True)  # this save's own
+        self.tokenizer.name_or_path = str(folder)
 
     def get_classes(self) -> list[str]:
         return list(self.classes)

@@ -7,10 +7,10 @@ names and maxlen from ``manifest.json``); the pickle is read only when a caller 
 (``unpickle_preproc=True``, the CLI's ``--unpickle-preproc``), for a folder they trust.
 
 Saves replace a folder with two renames (``swaps.swap_into_place``), so a reader racing a writer could see
-the folder missing, or read some files of one save and some of the next. ``load_consistent`` reads the folder
-once (``saved.read_predictor``), loads from that value, then checks that the folder still holds the same save
-(every save writes a new manifest); if a save happened meanwhile it loads again. A load gives one whole
-predictor or a one-line error.
+the folder missing, or read some files of one save and some of the next. ``load_consistent`` pins the folder and
+reads it once (``saved.read_predictor``), loads every file from that pinned folder (``SavedPredictor.source``), then
+checks that the folder still holds the same save; if a save happened meanwhile it loads again. A load gives one
+whole predictor or a one-line error.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Callable, TypeVar
 
 from ktrain_recipes.batch_policy import KTRAIN_BATCH
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.predictor.saved import SavedPredictor, manifest_stamp, read_predictor
-from ktrain_recipes.predictor.swaps import swap_in_progress
+from ktrain_recipes.predictor.saved import FolderPin, SavedPredictor, manifest_stamp, read_predictor
+from ktrain_recipes.predictor.swaps import recover, swap_in_progress
 from ktrain_recipes.segments import recorded_segment_ids
 
 T = TypeVar("T")
@@ -43,16 +43,18 @@ def load_consistent(folder: str | os.PathLike, load: Callable[[SavedPredictor], 
     deadline = time.monotonic() + timeout
     delay = 0.01
     while True:
+        recover(folder)  # a killed save's folder put back first, so that the folder itself is pinned
+        pin = FolderPin.of(folder)  # held through the load: what was read and what is there now can be told apart
         before = manifest_stamp(folder)
         saved = None
         try:
-            saved = read_predictor(folder, strict)
+            saved = read_predictor(folder, strict, pin)
             result = load(saved)
             if saved.is_current():
                 return result
             error: Exception = RecipesError(f"'{folder}' was replaced by another save while it was loading")
         except Exception as exc:  # noqa: BLE001  (a half-swapped folder can make any loader fail)
-            if not _changing(folder, saved.stamp if saved else before):
+            if not _changing(folder, pin, saved.stamp if saved else before):
                 if isinstance(exc, RecipesError):
                     raise
                 raise RecipesError(f"cannot load '{folder}' ({type(exc).__name__}: "
@@ -65,9 +67,12 @@ def load_consistent(folder: str | os.PathLike, load: Callable[[SavedPredictor], 
         delay = min(delay * 2, 0.5)
 
 
-def _changing(folder: Path, before: tuple | None) -> bool:
-    """True when a save is replacing ``folder`` now, or replaced it since ``before`` (its manifest's stamp)."""
-    if swap_in_progress(folder):
+def _changing(folder: Path, pin: FolderPin | None, before: tuple | None) -> bool:
+    """True when a save is replacing ``folder`` now, or replaced it since it was pinned (``pin``: another folder
+    is there now) or since ``before`` (its manifest's stamp)."""
+    # with no pin, no folder was there to pin: one there now came with a save
+    moved = not pin.is_at(folder) if pin else folder.is_dir()
+    if moved or swap_in_progress(folder):
         return True
     now = manifest_stamp(folder)
     return now is not None and now != before
@@ -97,16 +102,16 @@ def check_model_files(saved: SavedPredictor) -> None:
     import json
     import re
 
-    folder = saved.folder
+    folder, source = saved.folder, saved.source
     try:
-        config = json.loads((folder / "config.json").read_text())
+        config = json.loads((source / "config.json").read_text())
     except (OSError, ValueError):
         raise RecipesError(f"'{folder}/config.json' is missing or not JSON: re-run train") from None
     layers = config.get("num_hidden_layers", config.get("n_layers"))
     if not isinstance(layers, int) or isinstance(layers, bool) or not 1 <= layers <= MAX_LAYERS:
         raise RecipesError(f"'{folder}/config.json' declares {layers!r} layers (1 to {MAX_LAYERS} expected): "
                            "re-run train")
-    weights = folder / "tf_model.h5"
+    weights = source / "tf_model.h5"
     if weights.is_file():
         import h5py
 
@@ -122,7 +127,7 @@ def check_model_files(saved: SavedPredictor) -> None:
         raise RecipesError(f"'{folder}': the manifest's maxlen {maxlen} is past the model's {positions} positions: "
                            "re-run train")
     vocab = config.get("vocab_size")
-    largest = _largest_token_id(folder)
+    largest = _largest_token_id(source)
     if isinstance(vocab, int) and largest is not None and largest >= vocab:
         raise RecipesError(f"'{folder}': the tokenizer gives ids up to {largest}, past the model's vocabulary of "
                            f"{vocab}: the tokenizer files do not belong to this model; re-run train")
@@ -168,7 +173,7 @@ def predictor_from(saved: SavedPredictor, batch_size: int = KTRAIN_BATCH, unpick
     same save without reading the folder again)."""
     refuse_ranker(saved)
     check_model_files(saved)
-    predictor = (_load_with_pickle(saved.folder, batch_size) if unpickle_preproc
+    predictor = (_load_with_pickle(saved.source, batch_size) if unpickle_preproc
                  else _rebuild_predictor(saved, batch_size))
     predictor.pairs = saved.pairs  # True, False, or None when the save did not record it
     return predictor
@@ -194,10 +199,11 @@ def _rebuild_predictor(saved: SavedPredictor, batch_size: int):
 
     from ktrain_recipes.model_safety import check_model_folder
 
-    folder, manifest = saved.folder, saved.manifest
-    check_model_folder(folder)  # CVE-2026-4372: before transformers reads the configuration
-    config = AutoConfig.from_pretrained(folder, local_files_only=True)
-    model = TFAutoModelForSequenceClassification.from_pretrained(folder, local_files_only=True)
+    folder, source, manifest = saved.folder, saved.source, saved.manifest
+    check_model_folder(source, shown_as=folder)  # CVE-2026-4372: before transformers reads the configuration
+    config = AutoConfig.from_pretrained(source, local_files_only=True)
+    model = TFAutoModelForSequenceClassification.from_pretrained(source, local_files_only=True)
+    config._name_or_path = model.config._name_or_path = str(folder)  # not the pinned path (a later save writes it)
     names = list(manifest["label_names"])
     if model.config.num_labels != len(names):
         raise RecipesError(f"'{folder}': the model has {model.config.num_labels} outputs but the manifest names "
@@ -212,7 +218,9 @@ def _rebuild_predictor(saved: SavedPredictor, batch_size: int):
         ytransform=U.YTransform(class_names=names),
     )
     preproc.ytransform.train_called = True
-    preproc.set_tokenizer(AutoTokenizer.from_pretrained(folder, local_files_only=True))
+    tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True)
+    tokenizer.name_or_path = str(folder)
+    preproc.set_tokenizer(tokenizer)
     # ktrain's predictor reads model.loss; ktrain compiles with one optimizer shared by the whole process
     # (utils.DEFAULT_OPT), which a tf.distribute strategy scope then claims: a fresh one here keeps a load
     # after distributed training in the same process working

@@ -6,6 +6,11 @@ ONNX, int8) and a stamp of the manifest file that a later save changes. Loaders,
 ``distill`` take this value instead of asking the folder again; ``loading.load_consistent`` asks the folder only
 whether it is still the same save (a ``stat``, no read).
 
+A save is read through an open handle on its folder (``FolderPin``): every file a loader reads afterwards comes from
+that one folder, whatever saves rename in and out meanwhile, and is checked against the manifest read from it. (Reading
+by path, a load could read one save's manifest and the next save's files, and a save brought back by a later swap
+would then pass the "same manifest" check.)
+
 The rule: refused with a one-line error are a path that is not a folder; a manifest that is missing, not a regular
 file (a FIFO is never waited on), corrupt, of another format, or edited (labels, maxlen); a listed file that is
 missing, not a regular file (a FIFO, a device, a link), points outside the folder, or does not match its sha256; a
@@ -19,7 +24,8 @@ import hashlib
 import json
 import os
 import stat
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ktrain_recipes.errors import RecipesError
@@ -33,6 +39,42 @@ from ktrain_recipes.versions import check_versions
 BACKEND_FILES = {"onnx-fp32": ONNX_FP32, "int8": ONNX_INT8}
 
 
+class FolderPin:
+    """An open handle on one folder (a directory descriptor): paths under ``path`` reach that folder's files even
+    after it is renamed, and its identity (device, inode) cannot be taken by another folder while it is held."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        info = os.fstat(fd)
+        self.identity = (info.st_dev, info.st_ino)
+        weakref.finalize(self, os.close, fd)  # closed with the last reference to the save
+
+    @classmethod
+    def of(cls, folder: Path) -> FolderPin | None:
+        """The folder pinned, or None when it is not there (or not a folder) now."""
+        import errno
+
+        try:
+            return cls(os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NONBLOCK))  # a FIFO never waits
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+                return None
+            raise RecipesError(f"cannot open '{folder}' ({exc.strerror}): check its permissions") from None
+
+    def path(self, folder: Path) -> Path:
+        """Where to read the pinned folder's files: through the descriptor on Linux, else the folder's path."""
+        proc = Path(f"/proc/self/fd/{self.fd}")
+        return proc if proc.is_dir() else folder
+
+    def is_at(self, folder: Path) -> bool:
+        """Whether ``folder`` names the pinned folder now (no save has swapped it out)."""
+        try:
+            info = os.stat(folder)
+        except OSError:
+            return False
+        return (info.st_dev, info.st_ino) == self.identity
+
+
 @dataclass(frozen=True)
 class SavedPredictor:
     """One save of a predictor folder, read and checked once (``read_predictor``)."""
@@ -42,6 +84,13 @@ class SavedPredictor:
     digest: str          # sha256 of manifest.json's bytes as read: names this save (the service reports it)
     metrics: dict        # metrics.json, checked against the manifest like every listed file
     stamp: tuple         # (device, inode, size, mtime) of manifest.json as read: a later save changes it
+    pin: FolderPin | None = field(default=None, compare=False, repr=False)  # the folder this save was read from
+
+    @property
+    def source(self) -> Path:
+        """Where this save's files are read from: the very folder its manifest was read from (``FolderPin``).
+        Messages name ``folder``."""
+        return self.pin.path(self.folder) if self.pin else self.folder
 
     @property
     def files(self) -> dict[str, str]:
@@ -78,14 +127,15 @@ class SavedPredictor:
         repair = f"`ktrain-recipes export --predictor {self.folder}` rebuilds it from the model"
         if name not in self.files:
             raise RecipesError(f"'{self.folder}' has no {name}: {repair}")
-        path = self.folder / name
+        path = self.source / name
         if not _regular(path) or sha256_file(path) != self.files[name]:
-            raise RecipesError(f"'{path}' is missing or does not match its checksum (damaged): {repair}")
+            raise RecipesError(f"'{self.folder / name}' is missing or does not match its checksum (damaged): {repair}")
         return path
 
     def is_current(self) -> bool:
-        """Whether the folder still holds this save: its manifest.json is the same file, unchanged (a ``stat``)."""
-        return manifest_stamp(self.folder) == self.stamp
+        """Whether the folder still holds this save: the same folder (not one a save swapped in), whose
+        manifest.json is the same file, unchanged (two ``stat``s)."""
+        return (self.pin is None or self.pin.is_at(self.folder)) and manifest_stamp(self.folder) == self.stamp
 
 
 def manifest_stamp(folder: str | os.PathLike) -> tuple | None:
@@ -102,24 +152,29 @@ def _stamp(info: os.stat_result) -> tuple:
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
-def read_predictor(folder: str | os.PathLike, strict: bool = False) -> SavedPredictor:
+def read_predictor(folder: str | os.PathLike, strict: bool = False, pin: FolderPin | None = None) -> SavedPredictor:
     """Read and check a predictor folder once (the module's rule); return the save as one value.
 
-    Other minor versions of TensorFlow/transformers/ktrain warn, or with ``strict`` raise.
+    Other minor versions of TensorFlow/transformers/ktrain warn, or with ``strict`` raise. ``pin``: the folder
+    already pinned by the caller (``FolderPin.of``), who then knows which folder was read.
     """
     folder = Path(folder)
     recover(folder)
-    if folder.exists() and not folder.is_dir():
-        if folder.suffix == ".keras":
+    pin = pin or FolderPin.of(folder)
+    if pin is None:  # not a folder, or none there
+        if folder.suffix == ".keras" and folder.exists():
             raise RecipesError(f"'{folder}' is a Keras 3 model, not a predictor: load it with keras.saving.load_model "
                                "(docs/keras3.md); predict, export and serve take the folders train saves")
-        raise RecipesError(f"'{folder}' is not a folder: pass the predictor folder (the --out of a train run)")
-    if not folder.is_dir():
+        if folder.is_dir():  # gone when pinned, back now: a save swapped it in meanwhile
+            raise RecipesError(f"'{folder}' was being replaced by a save while it was opened: load it again")
+        if folder.exists():
+            raise RecipesError(f"'{folder}' is not a folder: pass the predictor folder (the --out of a train run)")
         raise RecipesError(f"predictor folder '{folder}' does not exist: pass the --out folder of a train run")
-    manifest, digest, stamp = _read_manifest(folder)
+    base = pin.path(folder)
+    manifest, digest, stamp = _read_manifest(folder, base)
     check_versions(str(folder), manifest.get("versions", {}), strict)
     listed = manifest["files"]
-    unlisted = sorted({p.name for p in folder.iterdir()} - {MANIFEST} - set(listed))
+    unlisted = sorted({p.name for p in base.iterdir()} - {MANIFEST} - set(listed))
     if unlisted:
         raise RecipesError(f"'{folder}' holds {unlisted[0]!r}, which its manifest does not list (files may only "
                            "be added by our commands): remove it, or re-save the predictor")
@@ -127,12 +182,12 @@ def read_predictor(folder: str | os.PathLike, strict: bool = False) -> SavedPred
     for name, file_digest in listed.items():
         if name in DERIVED:
             continue
-        path = folder / name
+        path = base / name
         if not path.exists() and not path.is_symlink():
             raise RecipesError(f"'{folder}' is missing {name}: the predictor is incomplete, re-run train")
         if not _regular(path):
-            raise RecipesError(f"'{path}' is not a regular file (a link, a FIFO or a device): a predictor holds "
-                               "only the files it saved; re-run train")
+            raise RecipesError(f"'{folder / name}' is not a regular file (a link, a FIFO or a device): a predictor "
+                               "holds only the files it saved; re-run train")
         if name == METRICS:
             metrics_bytes = read_regular(path, 64 * MAX_MANIFEST_BYTES)
             seen = hashlib.sha256(metrics_bytes).hexdigest()
@@ -140,7 +195,7 @@ def read_predictor(folder: str | os.PathLike, strict: bool = False) -> SavedPred
             seen = sha256_file(path)
         if seen != file_digest:
             raise RecipesError(f"'{folder}/{name}' does not match its checksum (corrupt or edited): re-run train")
-    return SavedPredictor(folder, manifest, digest, _metrics(folder, metrics_bytes), stamp)
+    return SavedPredictor(folder, manifest, digest, _metrics(folder, metrics_bytes), stamp, pin)
 
 
 def read_manifest(folder: str | os.PathLike, strict: bool = False) -> dict:
@@ -148,10 +203,11 @@ def read_manifest(folder: str | os.PathLike, strict: bool = False) -> dict:
     return read_predictor(folder, strict).manifest
 
 
-def _read_manifest(folder: Path) -> tuple[dict, str, tuple]:
-    """manifest.json, opened once: the parsed manifest, the sha256 of its bytes and its stamp."""
+def _read_manifest(folder: Path, base: Path) -> tuple[dict, str, tuple]:
+    """manifest.json, opened once (from ``base``, the pinned ``folder``): the parsed manifest, the sha256 of its
+    bytes and its stamp."""
     corrupt = f"'{folder}/{MANIFEST}' is corrupt: re-run train to recreate the predictor"
-    path = folder / MANIFEST
+    path = base / MANIFEST
     try:
         info = os.lstat(path)
         if stat.S_ISLNK(info.st_mode):
@@ -159,7 +215,7 @@ def _read_manifest(folder: Path) -> tuple[dict, str, tuple]:
         raw = read_regular(path)
         manifest = json.loads(raw)
     except FileNotFoundError:
-        keras3 = sorted(p.name for p in folder.glob("*.keras"))
+        keras3 = sorted(p.name for p in base.glob("*.keras"))
         if keras3:
             raise RecipesError(f"'{folder}' holds a Keras 3 model ({keras3[0]}), not a predictor: load it with "
                                "keras.saving.load_model (docs/keras3.md); predict, export and serve take the "
@@ -176,10 +232,8 @@ def _read_manifest(folder: Path) -> tuple[dict, str, tuple]:
             f"'{folder}' was saved in predictor format {manifest.get('format_version')}, this version reads "
             f"format {FORMAT_VERSION}: upgrade ktrain_recipes or re-train"
         )
-    root = folder.resolve()
-    for name in manifest["files"]:
-        inside = (folder / name).resolve()
-        if Path(name).is_absolute() or ".." in Path(name).parts or inside.parent != root:
+    for name in manifest["files"]:  # one plain name each (links are refused where files are read: ``_regular``)
+        if Path(name).is_absolute() or len(Path(name).parts) != 1 or name in (".", ".."):
             raise RecipesError(f"{corrupt} (entry {name!r} points outside the folder)")
     labels, maxlen = manifest.get("label_names"), manifest.get("maxlen")
     if manifest.get("labels_sha256") != labels_digest(labels, maxlen):

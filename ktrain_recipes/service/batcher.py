@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.flag_values import check_whole
 from ktrain_recipes.service.model import LoadedModel
 
 log = logging.getLogger("ktrain_recipes.service.app")
@@ -58,18 +59,14 @@ class MicroBatcher:
         that under load a short text waits for a call of about that size, not for ``max_batch`` texts. ``on_call(texts,
         ok)``: told of every model call (the service's metrics). The bounds are checked here,
         for a batcher made in Python as much as for the service's flags (``ServiceSettings`` checks those first)."""
-        if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
-            raise RecipesError(f"max_batch must be a whole number of texts, at least 1; got {max_batch!r}")
+        check_whole(max_batch, "max_batch")  # texts
         if isinstance(max_wait_ms, bool) or not isinstance(max_wait_ms, (int, float)) \
                 or not 0 <= max_wait_ms < float("inf"):
             raise RecipesError(f"max_wait_ms must be a finite number of milliseconds, 0 or more; got {max_wait_ms!r}")
         # a call takes what is waiting, up to max_batch, so a queue smaller than one call is fine; that a whole
         # request fits the queue is the service's check (--max-queue against --max-batch, the request bound)
-        if max_queue is not None and (isinstance(max_queue, bool) or not isinstance(max_queue, int) or max_queue < 1):
-            raise RecipesError(f"max_queue must be None or a whole number of texts, at least 1; got {max_queue!r}")
-        if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
-                                       or max_tokens < 1):
-            raise RecipesError(f"max_tokens must be None or a whole number of tokens, at least 1; got {max_tokens!r}")
+        check_whole(max_queue, "max_queue", optional=True)  # texts
+        check_whole(max_tokens, "max_tokens", optional=True)
         self.model, self.max_batch, self.max_wait = model, max_batch, max_wait_ms / 1000
         self.max_queue, self.on_call = max_queue, on_call or (lambda texts, ok: None)
         self.max_tokens = max_tokens

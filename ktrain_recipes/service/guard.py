@@ -9,8 +9,11 @@ import hmac
 import json
 import uuid
 
+from ktrain_recipes.service import heap
+
 PUBLIC = ("/health", "/health/live", "/health/ready", "/metrics")  # health checks and scrapes need no key
 MODEL_ROUTES = ("/predict", "/classify", "/v1/classify")  # the routes that reach the model: bounded in flight
+LARGE_BODY = 256 * 1024  # a request body from this size on: its memory is given back to the system when it ends
 
 
 async def send_json(send, status: int, message: str, headers: list | None = None) -> None:
@@ -143,10 +146,17 @@ class Guard:
         finally:
             if counted:
                 self.in_flight -= 1
+                self._give_back_after(len(body))
             known = route if route in ("/", *MODEL_ROUTES, "/v1/models", "/metadata", "/docs", "/openapi.json",
                                         *PUBLIC) else "other"
             if exchange.status is not None:
                 self.metrics.requests.labels(known, str(exchange.status)).inc()
+
+    def _give_back_after(self, size: int) -> None:
+        """After a large request (its body, items and answer freed), the free heap goes back to the system, off the
+        event loop; a small one leaves nothing worth the walk of the heap."""
+        if size >= LARGE_BODY:
+            asyncio.get_running_loop().run_in_executor(None, heap.give_back)
 
     async def _read_body(self, receive) -> tuple[bytes | None, bool]:
         """(the whole request body, False); (None, True) once the body passes ``max_body`` (nothing more is

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 from ktrain_recipes.batch_policy import CALL_TOKENS, MODEL_BATCH
 from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.flag_values import check_whole
 
 # the most texts one model call may take: memory grows with it (onnxruntime keeps its peak), so a request of
 # --max-batch texts is classified in calls of --max-call
@@ -78,6 +79,10 @@ class ServiceSettings:
             if value is not None and not isinstance(value, str):
                 raise RecipesError(f"--{name.replace('_', '-')} must be a string (a path, an origin, an address) or "
                                    f"left out, got {value!r}")
+        for origin in self.origins():
+            if origin != "*" and (origin.endswith("/") or "://" not in origin or origin.count("/") > 2):
+                raise RecipesError(f"--cors-origin '{origin}' is not an origin: give scheme://host[:port], with no "
+                                   "path or trailing slash (a browser sends it so, e.g. https://example.org)")
         if self.backend not in BACKENDS:
             raise RecipesError(f"--backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
         if self.engine not in ENGINES:
@@ -89,10 +94,7 @@ class ServiceSettings:
                                   ("max_concurrent", 1, 100_000), ("replicas", 1, 1000),
                                   ("max_call_tokens", 0, 10_000_000), ("max_header_bytes", 1024, 1 << 24),
                                   ("max_headers", 1, 10_000)]:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
-                raise RecipesError(f"--{name.replace('_', '-')} must be a whole number from {least} to {most}, "
-                                   f"got {value!r}")
+            check_whole(getattr(self, name), f"--{name.replace('_', '-')}", least, most)
         for name, least, most in [("max_wait_ms", 0, 1000), ("reload_interval", 0, 86_400),
                                   ("timeout_ms", 1, 600_000), ("drain_s", 0, 3600),
                                   ("header_timeout_s", 0.1, 3600), ("body_timeout_s", 0.1, 3600)]:
@@ -102,10 +104,6 @@ class ServiceSettings:
                                    f"got {value!r}")
         if self.max_queue < self.max_batch:  # a full batch could never be queued: 429 for ever on an idle server
             raise RecipesError(f"--max-queue ({self.max_queue}) must be at least --max-batch ({self.max_batch})")
-        for origin in self.origins():
-            if origin != "*" and (origin.endswith("/") or "://" not in origin or origin.count("/") > 2):
-                raise RecipesError(f"--cors-origin '{origin}' is not an origin: give scheme://host[:port], with no "
-                                   "path or trailing slash (a browser sends it so, e.g. https://example.org)")
 
     def api_key(self) -> str | None:
         """The API key: from ``api_key_file``, else $KTRAIN_RECIPES_API_KEY, else None (no key asked).

@@ -12,6 +12,7 @@ import dataclasses
 import time
 
 from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.flag_values import check_whole
 from ktrain_recipes.studies.params import CONFIGS
 
 ARCHITECTURES = ("bert", "roberta", "distilbert", "albert")
@@ -40,14 +41,10 @@ class CostSettings:
             raise RecipesError(f"no published configuration for {', '.join(unknown)}: choose from "
                                f"{', '.join(CONFIGS)}")
         for name in ("maxlen", "batch_size", "text_tokens", "steps", "calls"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise RecipesError(f"CostSettings.{name} must be a whole number of at least 1, not {value!r}")
+            check_whole(getattr(self, name), f"CostSettings.{name}")
         if self.precision not in ("float32", "bfloat16", "float16"):
             raise RecipesError(f"CostSettings.precision must be float32, bfloat16 or float16, not {self.precision!r}")
-        if self.layers is not None and (isinstance(self.layers, bool) or not isinstance(self.layers, int)
-                                        or self.layers < 1):
-            raise RecipesError(f"CostSettings.layers must be None or a whole number of at least 1, not {self.layers!r}")
+        check_whole(self.layers, "CostSettings.layers", optional=True)
 
 
 def random_classifier(name: str, num_labels: int = 6, layers: int | None = None):

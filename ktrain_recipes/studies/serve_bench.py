@@ -104,32 +104,7 @@ def _request(name: str, url: str, http, text: str):
     return http.post(url + "/predict", json={"texts": [text]})
 
 
-WRK_SCRIPT = """
-local texts = {TEXTS}
-local i = 0
-local threads = {}
-setup = function(thread) table.insert(threads, thread) end
-init = function(args) statuses = {} end
-response = function(status, headers, body) statuses[status] = (statuses[status] or 0) + 1 end
-request = function()
-  i = i + 1
-  local text = texts[(i % #texts) + 1]
-  if MODE == "get" then
-    return wrk.format("GET", "/predict?text=" .. text:gsub(" ", "%%20"))
-  end
-  return wrk.format("POST", "/predict", {["Content-Type"] = "application/json"},
-                    '{"texts": ["' .. text .. '"]}')
-end
-done = function(summary, latency, requests)
-  local bad = summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write
-              + summary.errors.timeout
-  io.write(string.format("WRK %d %d %.6f %.3f %.3f %.3f\\n", summary.requests, bad, summary.duration / 1e6,
-           latency:percentile(50) / 1000, latency:percentile(95) / 1000, latency:percentile(99) / 1000))
-  for _, thread in ipairs(threads) do
-    for status, n in pairs(thread:get("statuses")) do io.write(string.format("STATUS %d %d\\n", status, n)) end
-  end
-end
-"""
+WRK_SCRIPT = Path(__file__).with_name("serve_bench.lua")  # wrk's Lua hooks: the texts, statuses, percentiles
 
 
 def _level(name: str, url: str, concurrency: int, seconds: float, texts: list[str] = TEXTS) -> dict:
@@ -143,7 +118,7 @@ def _level(name: str, url: str, concurrency: int, seconds: float, texts: list[st
     wrk = shutil.which("wrk")
     if wrk is None:
         raise RecipesError("serve-bench needs wrk, the HTTP load generator: `apt-get install wrk`")
-    lua = WRK_SCRIPT.replace("{TEXTS}", "{" + ", ".join(json.dumps(t) for t in texts) + "}").replace(
+    lua = WRK_SCRIPT.read_text().replace("{TEXTS}", "{" + ", ".join(json.dumps(t) for t in texts) + "}").replace(
         "MODE", json.dumps("get" if name == "a_flask_ktrain_faq" else "post"))
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
         f.write(lua)

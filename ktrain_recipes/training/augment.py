@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.flag_values import check_whole
 
 
 def augment(texts: list, copies: int, seed: int = 0, mask_token: str = "[MASK]", p_mask: float = 0.1,
@@ -18,8 +19,7 @@ def augment(texts: list, copies: int, seed: int = 0, mask_token: str = "[MASK]",
     the copies of the first text, then of the second, and so on. Seeded: the same call gives the same copies.
     Settings out of range are refused with one line (a string for ``texts`` would give one copy per character)."""
     _check(texts, copies, p_mask, p_replace, p_drop, p_ngram, window)
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
-        raise RecipesError(f"augment's seed must be a whole number from 0 to 2**32 - 1, got {seed!r}")
+    check_whole(seed, "augment's seed", 0, 2**32 - 1)
     rng = np.random.default_rng(seed)
     vocabulary = sorted({w for t in texts for part in (t if isinstance(t, tuple) else (t,)) for w in part.split()})
     out = []
@@ -61,10 +61,8 @@ def _alter(text: str, rng, vocabulary: list[str], mask_token: str, p_mask: float
 def _check(texts, copies, p_mask: float, p_replace: float, p_drop: float, p_ngram: float, window: int) -> None:
     if isinstance(texts, (str, bytes)) or not hasattr(texts, "__iter__"):
         raise RecipesError(f"augment takes a list of texts, got {type(texts).__name__}: wrap one text as [text]")
-    if isinstance(copies, bool) or not isinstance(copies, int) or copies < 0:
-        raise RecipesError(f"copies must be a whole number of at least 0, got {copies!r}")
-    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-        raise RecipesError(f"window must be a whole number of at least 1, got {window!r}")
+    check_whole(copies, "copies", 0)
+    check_whole(window, "window", 1)
     chances = {"p_mask": p_mask, "p_replace": p_replace, "p_drop": p_drop, "p_ngram": p_ngram}
     for name, value in chances.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value)

@@ -199,13 +199,12 @@ def readable_h5(path: Path) -> bool:
     return True
 
 
-def resume_callback(checkpoint: Checkpoint | None, record: dict, steps_per_epoch: int, dataset, epochs: int = 0):
+def resume_callback(checkpoint: Checkpoint | None, record: dict, steps_per_epoch: int, dataset,
+                    total_epochs: int = 0):
     """A callback that, once ``BackupAndRestore`` has restored the state, reads how far the run got: it records
     the optimizer's step count at the run's very start, sets the data order's epoch, drops any record of an
-    epoch whose state was not saved, and then says how far a resumed run goes on from (of ``epochs``)."""
+    epoch whose state was not saved, and then says how far a resumed run goes on from (of ``total_epochs``)."""
     import tensorflow as tf
-
-    total = epochs
 
     class Resume(tf.keras.callbacks.Callback):
         steps_done = 0
@@ -224,7 +223,7 @@ def resume_callback(checkpoint: Checkpoint | None, record: dict, steps_per_epoch
             if checkpoint:
                 checkpoint.write(record)
             if epochs:  # said after the trim: an epoch whose state was lost is not announced as done
-                note(f"resuming after {epochs} of {total} epoch(s), mid-schedule")
+                note(f"resuming after {epochs} of {total_epochs} epoch(s), mid-schedule")
 
     return Resume()
 

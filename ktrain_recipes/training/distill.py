@@ -23,6 +23,7 @@ import numpy as np
 
 from ktrain_recipes.config import RecipeConfig
 from ktrain_recipes.errors import RecipesError, note
+from ktrain_recipes.flag_values import check_whole
 from ktrain_recipes.training.students import (cut_layers, layer_count, pretrained_classifier, same_tokenizer,
                                               teacher_base)
 
@@ -52,16 +53,14 @@ class DistillSettings:
 
     def check(self) -> None:
         """Raise RecipesError for settings out of range."""
-        if not isinstance(self.layers, int) or isinstance(self.layers, bool) or self.layers < 1:
-            raise RecipesError(f"--layers must be a whole number of at least 1, got {self.layers}")
+        check_whole(self.layers, "--layers")
         if not (isinstance(self.temperature, (int, float)) and math.isfinite(self.temperature)
                 and self.temperature > 0):
             raise RecipesError(f"--temperature must be a finite number above 0 (1 to 10 is usual), got "
                                f"{self.temperature}")
         if not (isinstance(self.alpha, (int, float)) and 0 <= self.alpha <= 1):
             raise RecipesError(f"--alpha must be between 0 and 1, got {self.alpha}")
-        if not isinstance(self.augment, int) or isinstance(self.augment, bool) or not 0 <= self.augment <= 50:
-            raise RecipesError(f"--augment must be a whole number of copies from 0 to 50, got {self.augment}")
+        check_whole(self.augment, "--augment", 0, 50)  # copies of each text
         if self.augment and self.alpha == 1:
             raise RecipesError("--augment adds texts only the teacher labels, and --alpha 1 ignores the teacher: "
                                "lower --alpha, or leave --augment out")

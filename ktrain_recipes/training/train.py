@@ -186,6 +186,16 @@ def restore_best(model, checkpoint: Checkpoint | None) -> bool:
     return True
 
 
+def apply_average(average, model, wanted: int) -> int:
+    """Give ``model`` the average kept by ``weight_average``'s callback; return how many epochs it averaged, saying
+    so when fewer than ``wanted`` (the sums of a cut run's earlier legs lost)."""
+    averaged = average.apply(model)
+    if averaged and averaged < wanted:
+        note(f"note: the weights of {averaged} of the last {wanted} epochs were averaged: the others' sums were lost "
+             "when the run was cut")
+    return averaged
+
+
 def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint | None = None,
                         record: dict | None = None, callbacks: list | None = None, average_last: int = 1,
                         class_weight: dict | None = None) -> dict:
@@ -243,8 +253,6 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
     record["optimizer_steps"] = int(learner.model.optimizer.iterations.numpy()) - record.get("start_iterations", 0)
     if checkpoint:
         checkpoint.write(record)
-    averaged = 0 if interrupted or average_last < 2 else average.apply(learner.model)
-    if averaged and averaged < min(average_last, epochs):
-        note(f"note: the weights of {averaged} of the last {min(average_last, epochs)} epochs were averaged: the "
-             "others' sums were lost when the run was cut")
+    wanted = min(average_last, epochs)
+    averaged = 0 if interrupted or average_last < 2 else apply_average(average, learner.model, wanted)
     return {**record, "epoch_seconds": timer.seconds, "interrupted": interrupted, "averaged_epochs": max(averaged, 1)}
