@@ -3,7 +3,15 @@ a value is refused by one rule, in one line, wherever it is given."""
 
 from __future__ import annotations
 
+from dataclasses import field
+
 from ktrain_recipes.errors import RecipesError
+
+
+def setting(default, help: str, parse=None, hidden: bool = False):
+    """A settings dataclass's field with its flag's help and parser (``commands.flags`` builds the flag from them);
+    ``hidden``: a flag left out of --help (the test harness's, not the learner's)."""
+    return field(default=default, metadata={"help": help, "parse": parse, "hidden": hidden})
 
 
 def parse_maxlen(value: str) -> int | str:
@@ -68,3 +76,16 @@ def check_pair_column(pair: str | None, text: str, label: str) -> None:
         which = "text" if pair == text else "label"
         raise RecipesError(f"--pair-column '{pair}' is the {which} column: name the column that holds each text's "
                            "second sentence, or leave it out")
+
+
+def check_switches(settings, *names: str) -> None:
+    """The one rule for a switch: True or False, nothing else ("False" from YAML or the environment is true)."""
+    for name in names:
+        if not isinstance(getattr(settings, name), bool):
+            raise RecipesError(f"--{name.replace('_', '-')} must be True or False, got {getattr(settings, name)!r}")
+
+
+def check_number(value, flag: str) -> None:
+    """A number (int or float, not a bool), or None."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise RecipesError(f"{flag} must be a number, got {value!r}")

@@ -28,7 +28,9 @@ def test_every_setting_has_a_flag_with_help_and_its_default():
     parser = cli.build_parser()
     train = parser._subparsers._group_actions[0].choices["train"]
     flags = {a.dest: a for a in train._actions}
-    for f in (f for f in dataclasses.fields(RecipeConfig) if f.metadata["group"] in GROUPS):
+    assert {f.name for group in GROUPS for f in dataclasses.fields(group)} == \
+        {f.name for f in dataclasses.fields(RecipeConfig)}  # RecipeConfig is its groups, no field outside them
+    for f in dataclasses.fields(RecipeConfig):
         assert f.name in flags, f"RecipeConfig.{f.name} has no train flag"
         shown = argparse.SUPPRESS if f.metadata["hidden"] else f.metadata["help"]
         assert flags[f.name].help == shown and flags[f.name].default == f.default
@@ -180,24 +182,27 @@ def test_tensorflow_start_up_lines_do_not_reach_the_terminal(tiny_predictor):
         assert noise not in run.stderr, run.stderr[:500]
 
 
-@pytest.mark.parametrize("argv, own", [
-    (["evaluate", "--predictor", "p", "--limit", "5", "--data", "d"], {"data": "d"}),
-    (["bench", "--out", "elsewhere", "--limit", "7", "--epochs", "3"], {"limit": 7}),
-    (["ethics", "--task", "justice", "--data", "e", "--out", "o", "--lr", "2e-5"], {"lr": 2e-5}),
-    (["distill", "--teacher", "t", "--out", "s", "--resume", "--epochs", "1"],
+@pytest.mark.parametrize("argv, kind, own", [
+    (["evaluate", "--predictor", "p", "--limit", "5", "--data", "d"], "DataSettings", {"data": "d"}),
+    (["bench", "--out", "elsewhere", "--limit", "7", "--epochs", "3"], "RecipeConfig", {"limit": 7}),
+    (["ethics", "--task", "justice", "--data", "e", "--out", "o", "--lr", "2e-5"], "RecipeConfig", {"lr": 2e-5}),
+    (["distill", "--teacher", "t", "--out", "s", "--resume", "--epochs", "1"], "RecipeConfig",
      {"out": "s", "resume": True, "epochs": 1}),
 ])
-def test_a_commands_config_holds_only_its_own_groups_flags(argv, own):
-    from ktrain_recipes.config import RecipeConfig
+def test_a_commands_config_holds_only_its_own_groups_flags(argv, kind, own):
+    """evaluate takes the data group alone (a DataSettings); the others a RecipeConfig of their groups' flags."""
+    import dataclasses
 
+    from ktrain_recipes import config as settings_module
     from ktrain_recipes.commands.flags import settings_from_args
 
+    settings_class = getattr(settings_module, kind)
     args = cli.build_parser().parse_args(argv)
-    config = settings_from_args(args, RecipeConfig)
-    defaults = RecipeConfig()
-    changed = {k: v for k, v in config.settings().items() if v != getattr(defaults, k)}
+    config = settings_from_args(args, settings_class)
+    defaults = settings_class()
+    changed = {k: v for k, v in dataclasses.asdict(config).items() if v != getattr(defaults, k)}
     assert changed == own  # evaluate's --limit and bench's --out are the command's, not the config's
-    assert set(args.RecipeConfig_flags) <= set(config.settings())
+    assert set(getattr(args, f"{kind}_flags")) <= set(dataclasses.asdict(config))
 
 
 

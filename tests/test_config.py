@@ -90,3 +90,26 @@ def test_every_count_is_refused_by_the_one_rule(call, message):
     """A bool passed for a count was taken as 1 by the hand-written checks of augment and the distillation settings."""
     with pytest.raises(kr.RecipesError, match=re.escape(message)):
         call()
+
+
+def test_each_settings_group_checks_its_own_fields_and_a_config_is_its_groups():
+    """RecipeConfig was one class of 29 fields that every command took whole; its groups are now values of their
+    own, each checked where it is written, and a command takes the groups it reads (evaluate: DataSettings)."""
+    from ktrain_recipes.config import DataSettings, ModelSettings, OutputSettings, SampleSettings
+    from ktrain_recipes.training_settings import TrainingSettings
+
+    with pytest.raises(RecipesError, match="--labels must name each label once"):
+        DataSettings(labels=["a", "a"])
+    with pytest.raises(RecipesError, match="--seed must be below 2\\*\\*32"):
+        SampleSettings(seed=2**32)
+    with pytest.raises(RecipesError, match="--lr must be a finite number above 0"):
+        TrainingSettings(lr=float("nan"))
+    with pytest.raises(RecipesError, match="--overwrite must be True or False"):
+        OutputSettings(overwrite="False")
+    with pytest.raises(RecipesError, match="--model must be a non-empty name"):
+        ModelSettings(model=" ")
+    config = RecipeConfig(model="bert", data="d", lr=1e-4, out="o")
+    assert config.group(DataSettings) == DataSettings(data="d")
+    assert config.group(TrainingSettings).lr == 1e-4 and config.group(OutputSettings) == OutputSettings(out="o")
+    with pytest.raises(RecipesError, match="--labels must name each label once"):
+        RecipeConfig(labels=["a", "a"])  # the whole config runs every group's checks

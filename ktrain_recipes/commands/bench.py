@@ -1,13 +1,13 @@
 """``ktrain-recipes bench``: the tutorial's recipe vs ours, ktrain's predictor vs the int8 ONNX model."""
 
 from ktrain_recipes.commands.flags import add_flags, settings_from_args
-from ktrain_recipes.config import RecipeConfig
+from ktrain_recipes.config import DataSettings, ModelSettings, RecipeConfig, SampleSettings
 
 HELP = "tutorial recipe vs default recipe, ktrain predictor vs int8 ONNX"
 
 
 def add_arguments(p) -> None:
-    add_flags(p, RecipeConfig, ("model", "data", "sample"), limit=400)
+    add_flags(p, RecipeConfig, (ModelSettings, DataSettings, SampleSettings), limit=400)
     p.add_argument("--epochs", type=int, default=2, help="epochs of each training row")
     p.add_argument("--predictor", help="benchmark inference on this saved predictor (default: the default recipe's); "
                                        "its ONNX files are added only if it lacks them")

@@ -1,7 +1,7 @@
 """``ktrain-recipes distill``: train a smaller student from a saved predictor (the teacher)."""
 
 from ktrain_recipes.commands.flags import add_flags, settings_from_args
-from ktrain_recipes.config import RecipeConfig
+from ktrain_recipes.config import DataSettings, OutputSettings, RecipeConfig, SampleSettings, TrainingSettings
 from ktrain_recipes.training.distill import DistillSettings
 
 HELP = "train a smaller student from a saved predictor (the teacher)"
@@ -10,7 +10,7 @@ HELP = "train a smaller student from a saved predictor (the teacher)"
 def add_arguments(p) -> None:
     add_flags(p, DistillSettings)
     # no --maxlen: the student reads texts with the teacher's tokenizer and maxlen
-    add_flags(p, RecipeConfig, ("data", "sample", "training", "output"),
+    add_flags(p, RecipeConfig, (DataSettings, SampleSettings, TrainingSettings, OutputSettings),
               exclude=("maxlen", "class_weight", "lr_find", "bucketing", "distribute", "devices", "smoke"))
 
 

@@ -1,7 +1,7 @@
 """``ktrain-recipes ethics``: train and score a model on one task of the ETHICS benchmark."""
 
 from ktrain_recipes.commands.flags import add_flags, check_writable_file, settings_from_args
-from ktrain_recipes.config import RecipeConfig
+from ktrain_recipes.config import ModelSettings, OutputSettings, RecipeConfig, SampleSettings, TrainingSettings
 from ktrain_recipes.studies.ethics_data import TASKS
 
 HELP = "train and score a model on one task of the ETHICS benchmark"
@@ -12,7 +12,7 @@ def add_arguments(p) -> None:
     p.add_argument("--split", default="test", choices=["test", "test_hard"], help="the test file to score")
     p.add_argument("--json", help="also write accuracy, exact_match and n to this JSON file")
     # ethics' own --data and --out, and no settings that its runner does not read
-    add_flags(p, RecipeConfig, ("model", "sample", "training", "output"),
+    add_flags(p, RecipeConfig, (ModelSettings, SampleSettings, TrainingSettings, OutputSettings),
               exclude=("bucketing", "distribute", "devices", "out", "smoke"))
     p.add_argument("--val-fraction", type=float, default=RecipeConfig.val_fraction,
                    help="the share of training groups held out for validation (whole groups)")

@@ -5,7 +5,7 @@ import os
 
 from ktrain_recipes.commands.flags import add_flags, add_loading_flags, check_writable_file, flag_type, \
     settings_from_args
-from ktrain_recipes.config import RecipeConfig
+from ktrain_recipes.config import DataSettings
 from ktrain_recipes.flag_values import parse_limit
 
 HELP = "score a saved predictor"
@@ -13,7 +13,7 @@ HELP = "score a saved predictor"
 
 def add_arguments(p) -> None:
     p.add_argument("--predictor", required=True, help="a predictor folder written by train")
-    add_flags(p, RecipeConfig, ("data",))
+    add_flags(p, DataSettings)
     p.add_argument("--split", default="validation", choices=["validation", "test", "all"],
                    help="the split to score; all: every row of the data (a single file is not split)")
     p.add_argument("--limit", type=flag_type(parse_limit), help="score a stratified sample of N texts")
@@ -30,10 +30,10 @@ def run(args) -> None:
 
     from ktrain_recipes.inference.output import jsonable, write_text_file
 
-    config = settings_from_args(args, RecipeConfig)
+    data = settings_from_args(args, DataSettings)
     if args.json:  # never onto the predictor or the data being scored
-        check_writable_file(args.json, (args.predictor, config.data or os.environ.get("EMOTION_DATA")))
-    metrics = evaluate_saved(args.predictor, config, split=args.split, limit=args.limit, int8=args.int8,
+        check_writable_file(args.json, (args.predictor, data.data or os.environ.get("EMOTION_DATA")))
+    metrics = evaluate_saved(args.predictor, data, split=args.split, limit=args.limit, int8=args.int8,
                              strict=args.strict, unpickle_preproc=args.unpickle_preproc)
     print(format_report(metrics))
     if args.json:

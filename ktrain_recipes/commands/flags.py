@@ -24,12 +24,12 @@ def _recorded(settings_class) -> str:
     return f"{settings_class.__name__}_flags"
 
 
-def add_flags(parser: argparse.ArgumentParser, settings_class, groups: tuple[str, ...] | None = None,
+def add_flags(parser: argparse.ArgumentParser, settings_class, groups: tuple[type, ...] | None = None,
               exclude: tuple[str, ...] = (), required: tuple[str, ...] = (), **defaults) -> None:
     """Add one flag per field of ``settings_class`` (``--batch-size`` for ``batch_size``), with its help.
 
     Args:
-      groups: only the fields whose ``metadata["group"]`` is one of these (RecipeConfig's settings groups).
+      groups: only the fields of these settings groups (``config.GROUPS``: the groups RecipeConfig is made of).
       exclude: fields left out (the command has a flag of that name that means something else).
       required: fields whose flag must be given although the field has a default (train's ``--out``).
       defaults: a command's own default for a field (bench trains on 400 texts).
@@ -37,8 +37,9 @@ def add_flags(parser: argparse.ArgumentParser, settings_class, groups: tuple[str
     True); other fields are parsed by ``metadata["parse"]``, else by the type of their default.
     """
     names = []
+    chosen = None if groups is None else {f.name for group in groups for f in dataclasses.fields(group)}
     for f in dataclasses.fields(settings_class):
-        if f.name in exclude or (groups is not None and f.metadata.get("group") not in groups):
+        if f.name in exclude or (chosen is not None and f.name not in chosen):
             continue
         names.append(f.name)
         flag = "--" + f.name.replace("_", "-")

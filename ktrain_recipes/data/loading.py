@@ -203,8 +203,9 @@ def sample(texts: list, labels: list[str], limit: int | None, seed: int = 0):
     return list(texts), list(labels)
 
 
-def load_data_for(config) -> LabelledTexts:
-    """Load the data a RecipeConfig's data settings name (``data``, its columns, ``labels``, ``data_config``,
-    ``val_fraction``; ``seed`` for the held-out split)."""
+def load_data_for(config, seed: int | None = None) -> LabelledTexts:
+    """Load the data that data settings name (``DataSettings``, or a ``RecipeConfig``: ``data``, its columns,
+    ``labels``, ``data_config``, ``val_fraction``); ``seed`` for the held-out split, default the config's own."""
     columns = Columns(text=config.text_column, label=config.label_column, pair=config.pair_column)
-    return load_data(config.data, columns, config.labels, config.data_config, config.val_fraction, config.seed)
+    return load_data(config.data, columns, config.labels, config.data_config, config.val_fraction,
+                     config.seed if seed is None else seed)

@@ -60,23 +60,25 @@ def evaluate_predictor(predict_fn, texts: list[str], labels: list[str], label_na
     return score(labels, list(predict_fn(texts)), label_names)
 
 
-def evaluate_saved(predictor_dir: str, config=None, split: str = "validation", limit: int | None = None,
-                   int8: bool = False, strict: bool = False, unpickle_preproc: bool = False) -> dict:
-    """Load a saved predictor and score it on a split of the data ``config`` names (default: emotion).
+def evaluate_saved(predictor_dir: str, data=None, split: str = "validation", limit: int | None = None,
+                   int8: bool = False, strict: bool = False, unpickle_preproc: bool = False, seed: int = 42) -> dict:
+    """Load a saved predictor and score it on a split of the data ``data`` names (default: emotion).
 
     Args:
-      predictor_dir: folder written by ``run_recipe``.  config: a RecipeConfig naming the data and its columns.
+      predictor_dir: folder written by ``run_recipe``.  data: ``DataSettings`` naming the data and its columns (a
+        ``RecipeConfig`` has them too).
       split: 'validation', 'test', or 'all' (every row of every split; a single file whole).
       limit: score a stratified sample of this many texts.
       int8: use the exported int8 ONNX model (see ``onnx_inference.export_onnx``) instead of ktrain.
       strict: refuse a predictor saved under other package versions.
       unpickle_preproc: load ktrain's pickle (see ``loading.load_checked_predictor``).
+      seed: of the stratified sample (``limit``) and of the validation share held out of a data without one.
     """
-    from ktrain_recipes.config import RecipeConfig
+    from ktrain_recipes.config import DataSettings
     from ktrain_recipes.data.loading import load_data_for, sample
     from ktrain_recipes.inference.prediction import classify, open_predictor
 
-    config = config or RecipeConfig()
+    config = data or DataSettings()
     # first: its errors are the cheaper to find
     predictor = open_predictor(predictor_dir, int8, strict, unpickle_preproc=unpickle_preproc)
     if split == "all":  # every row: a single file is read whole, not split into train and validation
@@ -86,10 +88,10 @@ def evaluate_saved(predictor_dir: str, config=None, split: str = "validation", l
         ds = load_data(config.data, columns, config.labels, config.data_config, hold_out=False)
         texts = [t for s in ds.splits.values() for t in s[0]]
         labels = [y for s in ds.splits.values() for y in s[1]]
-        texts, labels = sample(texts, labels, limit, config.seed)
+        texts, labels = sample(texts, labels, limit, seed)
     else:
-        ds = load_data_for(config)
-        texts, labels = sample(ds.texts(split), ds.labels(split), limit, config.seed)
+        ds = load_data_for(config, seed)
+        texts, labels = sample(ds.texts(split), ds.labels(split), limit, seed)
     metrics = evaluate_predictor(lambda t: classify(predictor, t), texts, labels, list(predictor.get_classes()))
     metrics["split"] = split
     return metrics

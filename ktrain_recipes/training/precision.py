@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ktrain_recipes.config import PRECISIONS
+from ktrain_recipes.training_settings import PRECISIONS
 from ktrain_recipes.errors import RecipesError
 
 POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
