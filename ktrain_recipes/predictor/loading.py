@@ -173,19 +173,22 @@ def predictor_from(saved: SavedPredictor, batch_size: int = KTRAIN_BATCH, unpick
     same save without reading the folder again)."""
     refuse_ranker(saved)
     check_model_files(saved)
-    predictor = (_load_with_pickle(saved.source, batch_size) if unpickle_preproc
+    predictor = (_load_with_pickle(saved, batch_size) if unpickle_preproc
                  else _rebuild_predictor(saved, batch_size))
     predictor.pairs = saved.pairs  # True, False, or None when the save did not record it
     return predictor
 
 
-def _load_with_pickle(folder: Path, batch_size: int):
+def _load_with_pickle(saved: SavedPredictor, batch_size: int):
     import ktrain
 
-    if not (folder / PREPROC_PICKLE).is_file():
+    folder, source = saved.folder, saved.source
+    if not (source / PREPROC_PICKLE).is_file():
         raise RecipesError(f"'{folder}' has no {PREPROC_PICKLE} to unpickle: load it without --unpickle-preproc")
-    predictor = ktrain.load_predictor(str(folder), batch_size=batch_size)
-    predictor.preproc.model_name = str(folder)  # tokenizer files live beside the weights
+    predictor = ktrain.load_predictor(str(source), batch_size=batch_size)
+    predictor.preproc.model_name = str(source)  # tokenizer files live beside the weights: read from this save now
+    predictor.preproc.get_tokenizer()
+    predictor.preproc.model_name = str(folder)  # and named by the folder, not by the pinned path
     return predictor
 
 
