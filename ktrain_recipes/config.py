@@ -18,8 +18,8 @@ import os
 from dataclasses import dataclass
 
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.flag_values import (check_fraction, check_limit, check_number, check_pair_column, check_switches,
-                                        check_whole, parse_labels, parse_limit, setting)
+from ktrain_recipes.flag_values import (CheckedWhenMade, check_fraction, check_limit, check_number, check_pair_column,
+                                        check_switches, check_whole, parse_labels, parse_limit, setting)
 from ktrain_recipes.training_settings import TrainingSettings
 
 
@@ -32,7 +32,7 @@ def _name(value, flag: str, optional: bool = False) -> None:
 
 
 @dataclass
-class ModelSettings:
+class ModelSettings(CheckedWhenMade):
     """Which model is fine-tuned."""
 
     model: str = setting(
@@ -40,15 +40,12 @@ class ModelSettings:
         "registry name (see `models`), hub id or local model folder"
     )
 
-    def __post_init__(self) -> None:
-        self.check()
-
     def check(self) -> None:
         _name(self.model, "--model")
 
 
 @dataclass
-class DataSettings:
+class DataSettings(CheckedWhenMade):
     """Which texts and labels: the data and its columns."""
 
     data: str | None = setting(
@@ -84,9 +81,6 @@ class DataSettings:
         float,
     )
 
-    def __post_init__(self) -> None:
-        self.check()
-
     def check(self) -> None:
         for name in ("text_column", "label_column"):
             _name(getattr(self, name), f"--{name.replace('_', '-')}")
@@ -107,7 +101,7 @@ class DataSettings:
 
 
 @dataclass
-class SampleSettings:
+class SampleSettings(CheckedWhenMade):
     """How many of the texts a run reads, and the seed of everything random."""
 
     limit: int | None = setting(
@@ -126,9 +120,6 @@ class SampleSettings:
         int,
     )
 
-    def __post_init__(self) -> None:
-        self.check()
-
     def check(self) -> None:
         for name in ("limit", "eval_limit", "seed"):
             value = getattr(self, name)  # None: all the texts
@@ -142,7 +133,7 @@ class SampleSettings:
 
 
 @dataclass
-class OutputSettings:
+class OutputSettings(CheckedWhenMade):
     """Where the predictor is saved, and how."""
 
     out: str = setting(
@@ -160,9 +151,6 @@ class OutputSettings:
         "replace --out if it holds a predictor saved by ktrain_recipes"
     )
 
-    def __post_init__(self) -> None:
-        self.check()
-
     def check(self) -> None:
         _name(self.out, "--out")
         check_switches(self, "smoke", "overwrite")
@@ -175,9 +163,6 @@ GROUPS = (ModelSettings, DataSettings, SampleSettings, TrainingSettings, OutputS
 class RecipeConfig(OutputSettings, TrainingSettings, SampleSettings, DataSettings, ModelSettings):
     """The settings of one fine-tuning run: its five groups in one (``GROUPS``). ``None`` means "the model's
     registry default"."""
-
-    def __post_init__(self) -> None:
-        self.check()  # a bad setting fails where it is written (a notebook cell, a flag), not when a run starts
 
     def with_defaults(self) -> RecipeConfig:
         """Return a copy with the registry defaults filled in for batch_size, lr and epochs, checked."""

@@ -8,6 +8,14 @@ from dataclasses import field
 from ktrain_recipes.errors import RecipesError
 
 
+class CheckedWhenMade:
+    """A settings dataclass checked where it is written (a notebook cell, a flag), not when a run starts: its
+    ``check()`` runs as it is made."""
+
+    def __post_init__(self) -> None:
+        self.check()
+
+
 def setting(default, help: str, parse=None, hidden: bool = False):
     """A settings dataclass's field with its flag's help and parser (``commands.flags`` builds the flag from them);
     ``hidden``: a flag left out of --help (the test harness's, not the learner's)."""

@@ -8,7 +8,8 @@ import os
 from dataclasses import dataclass
 
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.flag_values import check_number, check_switches, check_whole, parse_maxlen, setting
+from ktrain_recipes.flag_values import (CheckedWhenMade, check_number, check_switches, check_whole, parse_maxlen,
+                                        setting)
 
 # the positions BERT, MiniLM, DistilBERT, ALBERT and ELECTRA have embeddings for (RoBERTa: 514, two of them reserved)
 MAX_POSITIONS = 512
@@ -17,7 +18,7 @@ DISTRIBUTE = ("none", "mirrored", "multiworker")  # --distribute's choices (trai
 
 
 @dataclass
-class TrainingSettings:
+class TrainingSettings(CheckedWhenMade):
     """How the model trains. ``None`` means "the model's registry default"."""
 
     maxlen: int | str = setting(
@@ -96,9 +97,6 @@ class TrainingSettings:
         False,
         "keep the run's checkpoint (.OUT.resume beside --out) when it finishes; by default it is removed"
     )
-
-    def __post_init__(self) -> None:
-        self.check()
 
     def check(self) -> None:
         self._check_kinds()
