@@ -16,7 +16,6 @@ from ktrain_recipes.studies.ethics_data import (
     TASKS, Task, get_task, is_hub_layout, load_ethics, load_pairs, score_task, split_pairs, task_file,
 )
 from ktrain_recipes.studies.ethics_groups import group_exact_match
-from ktrain_recipes.studies.ethics_ranker import rank_pairs, train_ranker
 
 
 def run_ethics(task_name: str, config: RecipeConfig, split: str = "test") -> dict:
@@ -81,27 +80,35 @@ def _run_classification(task: Task, config: RecipeConfig, split: str) -> dict:
 
 
 def _run_utilitarianism(task: Task, config: RecipeConfig, split: str) -> dict:
+    from pathlib import Path
+
     from ktrain_recipes.data.loading import sample
     from ktrain_recipes.predictor.staging import staged_predictor
+    from ktrain_recipes.studies.ethics_ranker import rank_pairs, train_ranker
+    from ktrain_recipes.training.checkpoint import Checkpoint, run_lock
+    from ktrain_recipes.training.recipe import check_resumable
 
     config = config.with_defaults()
     if config.resume:
-        raise RecipesError("--resume goes on with the classification tasks (justice, deontology, virtue); "
-                           "utilitarianism's ranker keeps no checkpoint yet: run it again without --resume")
-    with staged_predictor(config.out, config.overwrite) as stage:  # --out is checked before training
+        check_resumable(config.out)  # before the data is read: nothing to go on with is said at once
+    out = Path(config.out)
+    checkpoint = Checkpoint(out, {})  # its identity is set once the texts and maxlen are known (train_ranker)
+    # --out is checked before training; the lock keeps a second run of the same --out off this one's checkpoint
+    with run_lock(out), staged_predictor(out, config.overwrite or config.resume) as stage:
         train, test = load_pairs(task, config.data, split)
         train, val = split_pairs(train, config.val_fraction, config.seed)
         if config.limit:
             train = sample(train, [0] * len(train), config.limit, config.seed)[0]
         if config.eval_limit:
             val = sample(val, [0] * len(val), config.eval_limit, config.seed)[0]
-        scorer, info = train_ranker(config, train, val, test)
+        scorer, info = train_ranker(config, train, val, test, checkpoint)
         right = rank_pairs(scorer, info["tokenizer"], info["maxlen"], test)
         scorer.save_pretrained(stage.path)
         info["tokenizer"].save_pretrained(stage.path)
         stage.commit(["score"], info["maxlen"], {"settings": dataclasses.asdict(config), "maxlen": info["maxlen"],
                                                  "model_id": config.model, "per_epoch": info["per_epoch"],
                                                  "train_seconds": info["train_seconds"]}, kind="ranker")
+    checkpoint.clear()
     return {"accuracy": float(np.mean(right)), "n": len(right), "n_train": len(train), "epochs": config.epochs,
             "chosen": chosen_epoch(info["per_epoch"], "val_ranked_right"), "val_per_epoch": info["per_epoch"],
             "train_seconds": info["train_seconds"],
