@@ -101,7 +101,7 @@ class OnnxPredictor:
                                f"{len(self.classes)} labels: re-run train")
         self.maxlen = int(manifest["maxlen"])
         self.pairs = manifest.get("pairs")
-        self.identity = saved.identity("int8" if self.int8 else "onnx-fp32")
+        self.identity = {**saved.identity, "backend": "int8" if self.int8 else "onnx-fp32"}
         self.saved = saved
         self.tokenizer = AutoTokenizer.from_pretrained(saved.source, local_files_only=True)  # this save's own
         self.tokenizer.name_or_path = str(folder)

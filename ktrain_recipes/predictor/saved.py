@@ -85,42 +85,31 @@ class SavedPredictor:
     metrics: dict        # metrics.json, checked against the manifest like every listed file
     stamp: tuple         # (device, inode, size, mtime) of manifest.json as read: a later save changes it
     pin: FolderPin | None = field(default=None, compare=False, repr=False)  # the folder this save was read from
+    # read from the above once, when the value is made (plain fields: a loader reads them without asking again)
+    source: Path = field(init=False, compare=False, repr=False)  # where its files are read (``FolderPin.path``)
+    files: dict = field(init=False, compare=False, repr=False)  # every listed file's sha256, by name
+    label_names: list = field(init=False, compare=False, repr=False)
+    maxlen: int = field(init=False, compare=False, repr=False)
+    pairs: bool | None = field(init=False, compare=False, repr=False)  # None when the save did not record it
+    # what the folder lists files to be loaded as: always ktrain; onnx-fp32 and int8 after ``export`` (their files
+    # are checked when loaded, ``derived``)
+    backends: tuple = field(init=False, compare=False, repr=False)
+    # what names this save (the service reports it, with the backend it was loaded as)
+    identity: dict = field(init=False, compare=False, repr=False)
 
-    @property
-    def source(self) -> Path:
-        """Where this save's files are read from: the very folder its manifest was read from (``FolderPin``).
-        Messages name ``folder``."""
-        return self.pin.path(self.folder) if self.pin else self.folder
-
-    @property
-    def files(self) -> dict[str, str]:
-        """Every listed file's sha256, by name."""
-        return self.manifest["files"]
-
-    @property
-    def label_names(self) -> list[str]:
-        return list(self.manifest["label_names"])
-
-    @property
-    def maxlen(self) -> int:
-        return int(self.manifest["maxlen"])
-
-    @property
-    def pairs(self) -> bool | None:
-        """True, False, or None when the save did not record it."""
-        return self.manifest.get("pairs")
-
-    @property
-    def backends(self) -> tuple[str, ...]:
-        """What the folder lists the files to be loaded as: always ``ktrain``; ``onnx-fp32`` and ``int8`` after
-        ``export`` (their files are checked when loaded)."""
-        return ("ktrain", *(name for name, file in BACKEND_FILES.items() if file in self.files))
-
-    def identity(self, backend: str) -> dict:
-        """What names this save when loaded as ``backend``: folder, model, labels, save (the service reports it)."""
-        return {"folder": str(self.folder), "model_id": self.manifest.get("model_id"), "labels": self.label_names,
-                "maxlen": self.maxlen, "manifest_sha256": self.digest, "save_id": self.manifest.get("save_id"),
-                "created": self.manifest.get("created"), "backend": backend}
+    def __post_init__(self):
+        m = self.manifest
+        files = m["files"]
+        derived = {
+            "source": self.pin.path(self.folder) if self.pin else self.folder, "files": files,
+            "label_names": list(m["label_names"]), "maxlen": int(m["maxlen"]), "pairs": m.get("pairs"),
+            "backends": ("ktrain", *(name for name, file in BACKEND_FILES.items() if file in files)),
+            "identity": {"folder": str(self.folder), "model_id": m.get("model_id"),
+                         "labels": list(m["label_names"]), "maxlen": int(m["maxlen"]),
+                         "manifest_sha256": self.digest, "save_id": m.get("save_id"), "created": m.get("created")},
+        }
+        for name, value in derived.items():
+            object.__setattr__(self, name, value)  # frozen: set once, here
 
     def derived(self, name: str) -> Path:
         """The path of a derived (ONNX) file, checked against the manifest; a bad one says how to repair it."""

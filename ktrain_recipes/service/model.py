@@ -1,5 +1,6 @@
 """The model a service holds: a loaded predictor (int8 ONNX or ktrain), what names it, and its scores."""
 
+import copy
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,12 +22,6 @@ class LoadedModel:
     metrics: dict
     counter: Any = None  # a copy of the tokenizer for counting tokens on the event loop: the Rust tokenizer
     # refuses to be used from two threads at once, and the model's own copy belongs to the batcher's worker
-
-    def __post_init__(self):
-        if self.counter is None and getattr(self.classifier, "tokenizer", None) is not None:
-            import copy
-
-            self.counter = copy.deepcopy(self.classifier.tokenizer)
 
 
 def load_model(folder: str | Path, backend: str = "auto", threads: int | None = None,
@@ -61,4 +56,6 @@ def load_saved(saved: SavedPredictor, backend: str = "auto", threads: int | None
         classifier = as_classifier(predictor_from(saved, batch_size))
     scores = {k: saved.metrics.get(k) for k in ("accuracy", "macro_f1", "n", "split", "exact_match")
               if k in saved.metrics}
-    return LoadedModel(classifier, saved.identity(chosen), saved.pairs, saved.digest, scores)
+    tokenizer = getattr(classifier, "tokenizer", None)
+    counter = copy.deepcopy(tokenizer) if tokenizer is not None else None
+    return LoadedModel(classifier, {**saved.identity, "backend": chosen}, saved.pairs, saved.digest, scores, counter)
