@@ -224,6 +224,13 @@ def test_ethics_table_chooses_on_validation_and_shows_test_only_for_that_choice(
     assert "| deontology | not run yet |" in ethics_table.table(tmp_path)
     reference = ethics_table.chosen_on_test(tmp_path)
     assert "| justice | 30.0 (lr 5e-05, epoch 1) | 26.0 |" in reference and "deontology" not in reference
+    # a second seed repeats the grid: it is not a third run to choose from, but a row of its own with the spread
+    seed43 = run(3e-5, [(0.60, 0.25), (0.58, 0.27)])
+    seed43["settings"]["seed"] = 43
+    (tmp_path / "justice-lr3e-5-s43.json").write_text(json.dumps(seed43))
+    assert "| justice | 3e-05: 40.0 / 55.0; 5e-05: 50.0 / 52.0 |" in ethics_table.table(tmp_path)
+    seeds = ethics_table.seeds_table(tmp_path)
+    assert "| justice | seed 42: 21.0 (21.0); seed 43: 25.0 (25.0) | 23.0 | 4.0 | 26.0 |" in seeds, seeds
 
 
 def test_ethics_resume_with_nothing_to_go_on_with_is_refused_first(ethics_dir, tiny_models, tmp_path, capsys):
@@ -331,3 +338,20 @@ def test_ethics_files_are_checked_before_training(ethics_dir, tmp_path, capsys):
     test.write_text("".join(test.read_text().splitlines(keepends=True)[:3]))  # header and 2 rows
     assert cli.main(["ethics", "--task", "justice", "--data", str(data), "--out", str(tmp_path / "o")]) == 1
     assert "fewer than one group of 4" in capsys.readouterr().err
+
+
+def test_each_models_committed_runs_are_read_from_its_own_records_at_seed_42():
+    from pathlib import Path
+
+    from ktrain_recipes.studies.ethics import committed_ethics_results, results_table
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    mpnet = {r["task"]: r for r in committed_ethics_results("mpnet")}
+    assert {"justice", "deontology", "virtue"} <= set(mpnet)
+    for task, result in mpnet.items():  # each run records the epoch validation chose: its test figure is the row's
+        run = json.loads((docs / "mpnet" / f"ethics-{task}-lr3e-5.json").read_text())
+        key = "test_ranked_right" if task == "utilitarianism" else "test_exact_match"
+        assert run["settings"]["seed"] == 42 and run["chosen"][key] == result.get("exact_match", result["accuracy"])
+    table, details = results_table(list(mpnet.values()), label="MPNet-base")
+    assert table.loc["MPNet-base", "justice"] == round(100 * mpnet["justice"]["exact_match"], 1)
+    assert table.loc["BERT-base", "justice"] == 26.0 and len(details) == len(mpnet)

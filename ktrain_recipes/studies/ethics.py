@@ -138,24 +138,45 @@ def validation_choice(runs: list[dict], task: str) -> tuple[dict, dict]:
     return max(((r, chosen_epoch(r["val_per_epoch"], val)) for r in runs), key=lambda pair: pair[1][val])
 
 
-def load_runs(folder: str | os.PathLike, task: str, prefix: str = "") -> list[dict]:
-    """Every run of ``task`` a series wrote into ``folder`` (``<prefix><task>-lr<rate>.json``), in file-name
-    order."""
+def load_runs(folder: str | os.PathLike, task: str, prefix: str = "", seed: int | None = 42) -> list[dict]:
+    """Every run of ``task`` a series wrote into ``folder`` (``<prefix><task>-lr<rate>[-s<seed>].json``) with
+    ``seed`` (every seed when None), in file-name order. Runs of one seed at several rates are a grid that validation
+    chooses from; other seeds repeat it, to say how far one seed can be trusted (``seed_figures``)."""
     from pathlib import Path
 
-    return [json.loads(p.read_text()) for p in sorted(Path(folder).glob(f"{prefix}{task}-lr*.json"))]
+    runs = [json.loads(p.read_text()) for p in sorted(Path(folder).glob(f"{prefix}{task}-lr*.json"))]
+    return [r for r in runs if seed is None or r.get("settings", {}).get("seed", 42) == seed]
 
 
-def committed_ethics_results(folder: str | os.PathLike | None = None) -> list[dict]:
-    """Our full ETHICS runs, as ``results_table`` takes them: per task, the test figure of the run and epoch that
-    validation chose. ``folder``: default docs/ethics in the checkout this package runs from (a clone, as the
-    notebooks' install cell makes on Colab); an empty list when it is not there."""
+def seed_figures(folder: str | os.PathLike, task: str, prefix: str = "") -> dict[int, dict]:
+    """Per seed, the test figures of the run and epoch validation chose among that seed's runs: the benchmark's
+    figure (exact match, or pairs ranked right) and, where recorded, per-row accuracy."""
+    seeds = sorted({r.get("settings", {}).get("seed", 42) for r in load_runs(folder, task, prefix, seed=None)})
+    _, test = figure_keys(task)
+    figures = {}
+    for seed in seeds:
+        run, epoch = validation_choice(load_runs(folder, task, prefix, seed), task)
+        figures[seed] = {"figure": epoch[test], "accuracy": epoch.get("test_accuracy", epoch[test]),
+                         "epoch": epoch["epoch"], "lr": run["settings"]["lr"], "seconds": run["train_seconds"]}
+    return figures
+
+
+# where each model's committed full runs are kept, in the checkout: (folder under docs/, file-name prefix)
+COMMITTED = {"minilm": ("ethics", ""), "mpnet": ("mpnet", "ethics-")}
+
+
+def committed_ethics_results(model: str = "minilm", seed: int = 42) -> list[dict]:
+    """Our full ETHICS runs of ``model`` (``COMMITTED``: MiniLM or MPNet-base), as ``results_table`` takes them: per
+    task, the test figure of the run and epoch that validation chose among ``seed``'s runs. Read from docs/ in the
+    checkout this package runs from (a clone, as the notebooks' install cell makes on Colab); an empty list when it
+    is not there."""
     from pathlib import Path
 
-    folder = Path(folder) if folder else Path(__file__).resolve().parents[2] / "docs" / "ethics"
+    where, prefix = COMMITTED[model]
+    folder = Path(__file__).resolve().parents[2] / "docs" / where
     results = []
     for task in TASKS:
-        runs = load_runs(folder, task) if folder.is_dir() else []
+        runs = load_runs(folder, task, prefix, seed) if folder.is_dir() else []
         if not runs:
             continue
         run, epoch = validation_choice(runs, task)
