@@ -137,3 +137,26 @@ def test_the_module_map_names_every_module():
         if rel not in named and not (rel.startswith("commands/") and "commands/<name>" in named):
             missing.append(rel)
     assert missing == [], f"docs/development.md does not name {missing}"
+
+
+def public_names_and_reasons() -> dict[str, str]:
+    """``kr``'s public names with why each is there, as ktrain_recipes/__init__.py lists them (read from its source)."""
+    tree = ast.parse((PACKAGE / "__init__.py").read_text())
+    table = next(node.value for node in tree.body if isinstance(node, ast.Assign)
+                 and any(getattr(t, "id", None) == "_PUBLIC" for t in node.targets))
+    return {name: why for names in ast.literal_eval(table).values() for name, why in names.items()}
+
+
+def test_every_public_name_is_used_by_a_learner_and_says_what_ktrain_lacks():
+    import re
+
+    reasons = public_names_and_reasons()
+    public = {n for n in dir(ktrain_recipes) if not n.startswith("_")}
+    assert public == set(reasons) | {"RecipeConfig", "RecipesError"}
+    assert all(len(why.split()) >= 3 for why in reasons.values())
+    # a learner meets kr in the notebooks, and in the pages that show it in their own ktrain code
+    root = PACKAGE.parent
+    used = set()
+    for source in [*(root / "notebooks").glob("[0-9][0-9]_*.py"), root / "README.md", *(root / "docs").glob("*.md")]:
+        used |= set(re.findall(r"\bkr\.(\w+)", source.read_text()))
+    assert public - used == set(), "on kr but never shown to a learner: import it from its module"
