@@ -26,6 +26,10 @@
 #
 # Every notebook's time and results in one page:
 # [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
+#
+# **What `kr` adds here.** `kr.run_recipe` is notebook 01's ktrain calls in one (with a checkpoint and a checked
+# save); the scores and plots ktrain prints or does not draw come from `kr.report_table`, `kr.plot_history` and
+# `kr.plot_confusion_matrix`. The predictor it saves is ktrain's, loaded back with `ktrain.load_predictor`.
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per

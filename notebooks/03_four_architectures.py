@@ -27,6 +27,12 @@
 # and no GPU.
 # Another notebook's predictions shared the CPU while the costs were measured, so read the cost table's rows against
 # each other rather than as this CPU's best.
+#
+# **What `kr` adds here.** ktrain has no calls for comparing architectures: the tokenizer check uses transformers,
+# and every table here is this course's own measurement code. `kr.resolve_model` finds the offline MiniLM,
+# `kr.hub_reachable` says whether the hub can be asked, `kr.parameter_table`, `kr.plot_parameters` and
+# `kr.albert_arithmetic` count parameters from each model's configuration, `kr.CostSettings` and `kr.cost_table`
+# time each architecture at its real size with random weights, and `kr.published_table` shows what others published.
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per

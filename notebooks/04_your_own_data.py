@@ -28,6 +28,15 @@
 #
 # **What you will see.** The outputs of a real run on a 2-core Intel Xeon CPU at 2.5 GHz with AVX-512 (no bfloat16)
 # and no GPU.
+#
+# **What `kr` adds here.** The ktrain calls are notebook 01's; what a file of your own needs and ktrain does not do
+# comes from `kr.`: reading any CSV, TSV or folder with its label words, checked (`kr.load_data_for`, whose one-line
+# errors are `kr.RecipesError`), a stratified slice (`kr.sample`), maxlen from the texts (`kr.resolve_model`,
+# `kr.load_tokenizer`, `kr.resolve_maxlen`), batches of similar length (`kr.bucket_batches`), a seed
+# (`kr.set_seed`), epoch times and the too-few-updates warning (`kr.epoch_timer`, `kr.few_steps_note`), scores as
+# values and plots (`kr.score`, `kr.report_table`, `kr.plot_label_distribution`, `kr.plot_confusion_matrix`), timing
+# (`kr.time_inference`), a checked save and load (`kr.record_run`, `kr.save_checked_predictor`,
+# `kr.load_checked_predictor`), and `kr.run_recipe` for the same steps in one call.
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per

@@ -26,6 +26,11 @@
 #
 # Every notebook's time and results in one page:
 # [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
+#
+# **What `kr` adds here.** The training is ktrain's; ktrain has no seeds or repeated runs, so `kr.` seeds each run
+# (`kr.set_seed`) on a stratified slice (`kr.load_emotion`, `kr.sample`), with maxlen from the texts and batches of
+# similar length (`kr.resolve_model`, `kr.load_tokenizer`, `kr.resolve_maxlen`, `kr.bucket_batches`), scores each as
+# values (`kr.score`), and reads our recorded result (`kr.committed_results`).
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per

@@ -20,6 +20,13 @@
 #
 # Every notebook's time and results in one page:
 # [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
+#
+# **What `kr` adds here.** ktrain trains and predicts one model at a time; setting several side by side is ours:
+# `kr.compare_runs` reads each saved run's metrics, `kr.committed_results` the course's reference runs,
+# `kr.recommend` argues a choice from them, `kr.plot_latency_vs_accuracy` and `kr.save_figure` draw and keep the
+# picture, `kr.parameter_table`, `kr.plot_parameters` and `kr.albert_arithmetic` count parameters, and the published
+# models come through ktrain's own wrapper (`kr.published_models`, `kr.hub_reachable`, `kr.compare_finetuned`),
+# scored on data from `kr.load_emotion` beside our predictors (`kr.read_manifest`, `kr.open_predictor`).
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per

@@ -21,6 +21,12 @@
 #
 # Every notebook's time and results in one page:
 # [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
+#
+# **What `kr` adds here.** The predictor is ktrain's (`predict`, `predict_proba`, `explain`); `kr.` adds what reuse
+# needs beyond it: a checked load without the pickle (`kr.load_checked_predictor`, `kr.open_predictor`), texts from
+# files (`kr.read_texts`), one call for texts or pairs from any backend (`kr.classify`), an int8 ONNX copy
+# (`kr.export_onnx`) timed beside the original (`kr.time_side_by_side`), and `kr.run_recipe` to train one when there
+# is none.
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per

@@ -27,6 +27,12 @@
 # **What you will see.** The outputs below are those of a real run on a 2-core CPU: justice trained with ktrain's
 # calls in the open and scored by exact match, then set beside our full runs of every task and the paper's
 # leaderboard.
+#
+# **What `kr` adds here.** The training is ktrain's; ktrain has no ETHICS loader or score, so `kr.get_task` and
+# `kr.load_ethics` read a task with whole groups held out, `kr.exact_match` scores it, `kr.transformer_preprocessor`
+# is `text.Transformer` told whether the model reads segment ids (ktrain's own check is wrong for pairs),
+# `kr.resolve_model`, `kr.sample`, `kr.set_seed`, `kr.bucket_batches` and `kr.epoch_timer` are notebook 01's, and
+# `kr.committed_ethics_results` and `kr.results_table` set our full runs beside the leaderboard.
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per

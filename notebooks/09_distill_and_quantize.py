@@ -38,6 +38,16 @@
 #
 # Every notebook's time and results in one page:
 # [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
+#
+# **What `kr` adds here.** ktrain has no distillation and no int8 path, so most calls here are ours. Distillation:
+# `kr.DistillSettings` and `kr.distill` (the whole recipe in one call), and its parts in the open:
+# `kr.pretrained_classifier` (the student, with a fresh head), `kr.teacher_logits_for`, `kr.pack_targets`,
+# `kr.distillation_loss`, `kr.label_accuracy`, `kr.ready_for_prediction`, with `kr.augment` for transfer data. int8:
+# `kr.export_onnx`, `kr.open_predictor`, `kr.classify`, `kr.time_side_by_side`. Around them, notebook 01's helpers
+# (`kr.load_data_for`, `kr.sample`, `kr.resolve_model`, `kr.set_seed`, `kr.bucket_batches`, `kr.epoch_timer`,
+# `kr.plot_history`, `kr.score`, `kr.report_table`, `kr.time_inference`, `kr.record_run`,
+# `kr.save_checked_predictor`, `kr.load_checked_predictor`, `kr.run_recipe`), and the comparison's
+# (`kr.inference_row`, `kr.plot_latency_vs_accuracy`).
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per

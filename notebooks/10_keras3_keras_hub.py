@@ -25,6 +25,13 @@
 #
 # **What you will see.** The outputs below are those of a real run on all of emotion, on a 2-core Intel Xeon CPU at
 # 2.5 GHz with AVX-512 (no bfloat16) and no GPU.
+#
+# **What `kr` adds here.** ktrain does not run on Keras 3, so this notebook has no ktrain calls to teach: its steps
+# are Keras' and KerasHub's, and `kr.` carries over what ktrain gave notebook 01: the one-cycle schedule
+# (`kr.OneCycle`), the rate finder (`kr.LRFinder`, `kr.plot_lr_find`), an offline preset (`kr.keras_hub_preset`),
+# precision (`kr.use_precision`, `kr.float32_output`), and notebook 01's data, scores and timing (`kr.load_emotion`,
+# `kr.sample`, `kr.score`, `kr.report_table`, `kr.plot_confusion_matrix`, `kr.time_inference`,
+# `kr.committed_results`).
 
 # %% tags=["install", "keras3"]
 # Colab: fetch this project for its small helpers (no pip: Colab already has Keras 3, KerasHub and TensorFlow Text)

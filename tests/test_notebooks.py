@@ -621,3 +621,22 @@ def test_the_prose_figure_check_sees_a_figure_nowhere_in_the_outputs():
     assert prose_figures_not_in(nb, "") == []
     nb.cells[0].source = "accuracy 0.9372 in 705 s"
     assert prose_figures_not_in(nb, "") == ["0.9372", "705"]
+
+
+# the ktrain objects the notebooks call: the modules, and what text.Transformer, get_learner and get_predictor return
+KTRAIN_CALL = re.compile(r"\b(?:ktrain|text|t|learner|predictor|reloaded)\.([A-Za-z_]\w*)\(")
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")), ids=lambda p: p.stem[:2])
+def test_a_notebook_with_more_kr_helpers_than_ktrain_calls_says_what_each_adds(path):
+    nb = nbformat.read(path, as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    helpers = set(re.findall(r"\bkr\.([A-Za-z]\w*)", code))
+    calls = set(KTRAIN_CALL.findall(code))
+    if len(helpers) <= len(calls):
+        return
+    why = next((c.source for c in nb.cells if c.cell_type == "markdown" and "**What `kr` adds here.**" in c.source),
+               "")
+    said = set(re.findall(r"`kr\.(\w+)`", why[why.find("**What `kr` adds here.**"):].split("\n\n")[0]))
+    unsaid = helpers - said - {"setup_notebook", "runs_folder", "RecipeConfig"}
+    assert not unsaid, f"{path.name}: {len(helpers)} kr helpers against {len(calls)} ktrain calls; say what these add"
