@@ -33,14 +33,23 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group("ray"))
 
 
-@pytest.fixture(scope="session")
-def ethics_table():
-    """benchmarks/ethics_table.py as a module (benchmarks/ is not a package)."""
+def benchmark_module(name: str):
+    """benchmarks/NAME.py as a module (benchmarks/ is not a package)."""
     import importlib.util
-    spec = importlib.util.spec_from_file_location("ethics_table", ROOT / "benchmarks" / "ethics_table.py")
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="session")
+def ethics_table():
+    return benchmark_module("ethics_table")
+
+
+@pytest.fixture(scope="session")
+def seed_pairs():
+    return benchmark_module("seed_pairs")
 
 
 @pytest.fixture(scope="session")

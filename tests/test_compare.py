@@ -117,3 +117,21 @@ def test_a_run_is_recorded_once_with_the_figures_compare_shows(tiny_predictor, t
         record_result.main([str(run), "mine-1ep", "--results", str(results)])
     with pytest.raises(SystemExit, match="no readable metrics.json"):
         record_result.main([str(tmp_path / "runs" / "absent"), "x", "--results", str(results)])
+
+
+def test_seed_pairs_judges_a_change_seed_by_seed_with_a_t_interval(tmp_path, seed_pairs):
+    import json
+
+    # three seeds run both ways (and a fourth run one way only, left out): differences +1.0, +0.4, +0.7 points
+    for way, accuracies in {"augment": {42: 0.935, 43: 0.934, 44: 0.937, 45: 0.99},
+                            "labels": {42: 0.925, 43: 0.930, 44: 0.930}}.items():
+        for seed, accuracy in accuracies.items():
+            (tmp_path / f"student-{way}-s{seed}.json").write_text(json.dumps({"accuracy": accuracy}))
+    assert list(seed_pairs.pairs(tmp_path, "student-", "augment", "labels")) == [42, 43, 44]
+    text = seed_pairs.report(tmp_path, "student-", "augment", "labels", target=0.5)
+    # mean 0.7, sample sd 0.3, sem 0.3 / sqrt(3), t(0.975, 2 df) = 4.3027: 0.7 -/+ 0.745
+    assert "| 43 | 0.9300 | 0.9340 | +0.40 |" in text
+    assert "3 seeds: mean +0.70 points, 95% interval -0.05 to +1.45" in text
+    assert "the interval holds zero; the target (+0.5 points, supported by the interval) is not met" in text
+    assert "lies above the -0.1-point target: met" in seed_pairs.report(tmp_path, "student-", "augment", "labels",
+                                                                       target=-0.1)

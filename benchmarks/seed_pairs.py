@@ -1,0 +1,63 @@
+"""A change judged against the seed spread: runs with and without it on the same seeds, paired seed by seed.
+
+Reads ``<prefix><way>-s<seed>.json`` (the metrics.json a run wrote, as benchmarks/mpnet_series.sh keeps them) for two
+ways, pairs them by seed, and prints each seed's validation accuracy and difference, then the mean difference in
+points with its 95% interval (Student's t over the seeds, as notebook 05 teaches) and whether the interval excludes
+zero and the target.
+
+    python benchmarks/seed_pairs.py docs/mpnet student- augment labels [--target 0.5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+
+def pairs(folder: Path, prefix: str, change: str, base: str) -> dict[int, tuple[float, float]]:
+    """Per seed run both ways: (accuracy with the change, accuracy of its twin)."""
+    found: dict[str, dict[int, float]] = {change: {}, base: {}}
+    for path in sorted(folder.glob(f"{prefix}*-s*.json")):
+        match = re.fullmatch(re.escape(prefix) + r"(.+)-s(\d+)", path.stem)
+        if match and match[1] in found:
+            found[match[1]][int(match[2])] = json.loads(path.read_text())["accuracy"]
+    return {seed: (found[change][seed], found[base][seed]) for seed in sorted(found[change].keys() & found[base])}
+
+
+def paired_interval(differences: list[float], confidence: float = 0.95) -> dict:
+    """Mean of paired differences, its t interval (n - 1 degrees of freedom) and the paired t-test's p-value."""
+    import numpy as np
+    from scipy import stats
+
+    d = np.asarray(differences, dtype=float)
+    if len(d) < 2:
+        raise ValueError("a paired interval needs at least two seeds run both ways")
+    low, high = stats.t.interval(confidence, len(d) - 1, loc=d.mean(), scale=stats.sem(d))
+    return {"n": len(d), "mean": float(d.mean()), "low": float(low), "high": float(high),
+            "p": float(stats.ttest_1samp(d, 0).pvalue)}
+
+
+def report(folder: Path, prefix: str, change: str, base: str, target: float) -> str:
+    runs = pairs(folder, prefix, change, base)
+    lines = [f"| seed | {base} | {change} | difference (points) |", "|---|---|---|---|"]
+    lines += [f"| {seed} | {b:.4f} | {c:.4f} | {100 * (c - b):+.2f} |" for seed, (c, b) in runs.items()]
+    result = paired_interval([100 * (c - b) for c, b in runs.values()])
+    verdict = ("excludes zero" if result["low"] > 0 or result["high"] < 0 else "holds zero") + \
+        (f", and lies above the {target:+.1f}-point target: met" if result["low"] >= target else
+         f"; the target ({target:+.1f} points, supported by the interval) is not met")
+    lines += ["", f"{result['n']} seeds: mean {result['mean']:+.2f} points, 95% interval {result['low']:+.2f} to "
+                  f"{result['high']:+.2f} (paired t-test p = {result['p']:.2f}): the interval {verdict}"]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("prefix")
+    parser.add_argument("change")
+    parser.add_argument("base")
+    parser.add_argument("--target", type=float, default=0.5, help="the gain in points the interval must support")
+    args = parser.parse_args()
+    print(report(args.folder, args.prefix, args.change, args.base, args.target))
