@@ -94,7 +94,7 @@ def _run_utilitarianism(task: Task, config: RecipeConfig, split: str) -> dict:
     out = Path(config.out)
     checkpoint = Checkpoint(out, {})  # its identity is set once the texts and maxlen are known (train_ranker)
     # --out is checked before training; the lock keeps a second run of the same --out off this one's checkpoint
-    with run_lock(out), staged_predictor(out, config.overwrite or config.resume) as stage:
+    with staged_predictor(out, config.overwrite or config.resume) as stage, run_lock(out):
         train, test = load_pairs(task, config.data, split)
         train, val = split_pairs(train, config.val_fraction, config.seed)
         if config.limit:
