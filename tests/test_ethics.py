@@ -63,7 +63,7 @@ def test_short_runs_score_the_test_split(task, ethics_dir, tiny_models, tmp_path
     out = tmp_path / "result.json"
     assert cli.main(["ethics", "--task", task, "--data", str(ethics_dir), "--model", tiny_models["bert"], "--limit",
                      "64", "--epochs", "1", "--lr", "1e-3", "--batch-size", "16", "--out",
-                     str(tmp_path / "runs" / task), "--json", str(out)]) == 0  # runs/ made by the run, as on a fresh clone
+                     str(tmp_path / "runs" / task), "--json", str(out)]) == 0  # runs/ is made, as on a fresh clone
     result = json.loads(out.read_text())
     test_file = ethics_dir / ("deontology/deontology_test.csv" if task == "deontology"
                               else "utilitarianism/util_test.csv")
