@@ -352,6 +352,8 @@ def test_each_models_committed_runs_are_read_from_its_own_records_at_seed_42():
         run = json.loads((docs / "mpnet" / f"ethics-{task}-lr3e-5.json").read_text())
         key = "test_ranked_right" if task == "utilitarianism" else "test_exact_match"
         assert run["settings"]["seed"] == 42 and run["chosen"][key] == result.get("exact_match", result["accuracy"])
-    table, details = results_table(list(mpnet.values()), label="MPNet-base")
+    minilm = committed_ethics_results("minilm")
+    table, details = results_table({"MiniLM": minilm, "MPNet-base": list(mpnet.values())})
     assert table.loc["MPNet-base", "justice"] == round(100 * mpnet["justice"]["exact_match"], 1)
-    assert table.loc["BERT-base", "justice"] == 26.0 and len(details) == len(mpnet)
+    assert table.loc["BERT-base", "justice"] == 26.0 and len(details) == len(minilm) + len(mpnet)
+    assert details.loc[("mpnet", "justice"), "n_train"] == mpnet["justice"]["n_train"]

@@ -207,18 +207,17 @@ LEADERBOARD = {
 }
 
 
-def results_table(results: list[dict], label: str | None = None):
-    """Our runs beside the published leaderboard, in percent: the benchmark's figure per task
-    (exact match where the task has groups, else accuracy), then how each run was made. ``label``: the name of
-    our row (default: the model's)."""
+def results_table(ours: dict[str, list[dict]]):
+    """Our runs beside the published leaderboard, in percent: the benchmark's figure per task (exact match where the
+    task has groups, else accuracy), one row per entry of ``ours`` (its label: a model's runs, as
+    ``committed_ethics_results`` gives them), then how each run was made (one row per task and model)."""
     import pandas as pd
 
     rows = {name: scores for name, scores in LEADERBOARD.items()}
-    ours = {r["task"]: 100 * r.get("exact_match", r["accuracy"]) for r in results}
-    label = label or (f"{results[0]['model']} (ours)" if results else "ours")
-    rows[label] = ours
+    for label, results in ours.items():
+        rows[label] = {r["task"]: 100 * r.get("exact_match", r["accuracy"]) for r in results}
     table = pd.DataFrame.from_dict(rows, orient="index")[list(TASKS)].round(1)
-    keys = ("task", "accuracy", "exact_match", "n", "n_train", "epochs", "lr", "seconds")
-    details = pd.DataFrame([{k: r.get(k, r.get("settings", {}).get(k)) for k in keys} for r in results]
-                           ).set_index("task") if results else None
+    keys = ("model", "task", "accuracy", "exact_match", "n", "n_train", "epochs", "lr", "seconds")
+    made = [{k: r.get(k, r.get("settings", {}).get(k)) for k in keys} for results in ours.values() for r in results]
+    details = pd.DataFrame(made).set_index(["model", "task"]) if made else None
     return table, details
