@@ -97,8 +97,8 @@ def train_ranker(config: RecipeConfig, pairs: Pairs, val: Pairs | None = None, t
     ``config.weight_decay`` is set (the paper's 0.01), the rate decaying linearly to 0. With ``val``, the
     share of validation pairs ranked right is printed after every epoch (and, with ``test``, recorded beside the
     test pairs' share, for ``chosen_epoch``). With ``checkpoint`` (its identity is set here, ``ranker_identity``), the
-    state is kept after every epoch and ``config.resume`` goes on from it. Returns the scoring model and what scoring needs
-    (tokenizer, maxlen), the per-epoch validation figures and the training seconds (of every leg).
+    state is kept after every epoch and ``config.resume`` goes on from it. Returns the scoring model and what
+    scoring needs (tokenizer, maxlen), the per-epoch validation figures and the training seconds (of every leg).
     """
     from transformers import TFAutoModelForSequenceClassification
 
