@@ -14,7 +14,7 @@ import numpy as np
 import tensorflow as tf
 
 from ktrain_recipes.config import RecipeConfig
-from ktrain_recipes.training.batching import POOL_BATCHES, ROUND_TO
+from ktrain_recipes.training.batching import bucketed_order, padded_length
 from ktrain_recipes.training.checkpoint import Checkpoint
 
 Pairs = list[tuple[str, str]]
@@ -23,9 +23,8 @@ Pairs = list[tuple[str, str]]
 class PairBatches:
     """The training pairs as batches of pairs of similar length, in a new random order every epoch.
 
-    Every epoch the pairs are shuffled, sorted by their longer text within pools of ``POOL_BATCHES`` batches, cut
-    into batches and the batches shuffled again; the order depends only on the seed and the epoch's number, so a
-    resumed run (``set_epoch``) sees the orders the uninterrupted run would have seen.
+    Batches are ordered as ``bucketed_order`` orders ktrain's (by each pair's longer text), so a resumed run
+    (``set_epoch``) sees the orders the uninterrupted run would have seen.
     """
 
     def __init__(self, first: dict, second: dict, batch_size: int, seed: int):
@@ -42,15 +41,8 @@ class PairBatches:
 
     def batch_indices(self) -> list[np.ndarray]:
         """The pair indices of each batch of the next epoch, in the order they are served."""
-        rng = np.random.default_rng([self.seed, self.epoch])
         self.epoch += 1
-        size, pool = self.batch_size, self.batch_size * POOL_BATCHES
-        order, batches = rng.permutation(len(self.lengths)), []
-        for start in range(0, len(order), pool):
-            part = order[start:start + pool]
-            part = part[np.argsort(self.lengths[part], kind="stable")]
-            batches += [part[i:i + size] for i in range(0, len(part), size)]
-        return [batches[i] for i in rng.permutation(len(batches))]
+        return bucketed_order(self.lengths, self.batch_size, self.seed, self.epoch - 1)
 
     def to_tfdataset(self):
         """Every epoch's batches, repeated, as ``((first, second), ones)``: the first of each pair ranks higher."""
@@ -58,17 +50,13 @@ class PairBatches:
 
         def batches():
             for idx in self.batch_indices():
-                length = _padded_length(self.lengths[idx], self.first["input_ids"].shape[1])
+                length = padded_length(self.lengths[idx], self.first["input_ids"].shape[1])
                 yield ((_cut(self.first, idx, length), _cut(self.second, idx, length)),
                        np.ones(len(idx), np.float32))
 
         features = {k: tf.TensorSpec([None, None], tf.int32) for k in keys}
         spec = ((features, dict(features)), tf.TensorSpec([None], tf.float32))
         return tf.data.Dataset.from_generator(batches, output_signature=spec).repeat(-1).prefetch(2)
-
-
-def _padded_length(lengths: np.ndarray, full: int) -> int:
-    return min(full, -(-int(lengths.max()) // ROUND_TO) * ROUND_TO)
 
 
 def _cut(encoded: dict, idx: np.ndarray, length: int) -> dict:
@@ -189,7 +177,7 @@ def score_texts(scorer, tokenizer, maxlen: int, texts: list[str], batch_size: in
     scores = np.empty(len(texts), np.float32)
     for start in range(0, len(order), batch_size):
         idx = order[start:start + batch_size]
-        batch = _cut(encoded, idx, _padded_length(lengths[idx], maxlen))
+        batch = _cut(encoded, idx, padded_length(lengths[idx], maxlen))
         scores[idx] = scorer(batch, training=False).logits[:, 0].numpy()
     return scores
 

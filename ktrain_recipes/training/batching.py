@@ -14,6 +14,25 @@ POOL_BATCHES = 50  # sort within pools of 50 batches: similar lengths, yet still
 ROUND_TO = 8  # pad lengths to a multiple of 8, so the graph is traced for only a few shapes
 
 
+def bucketed_order(lengths: np.ndarray, batch_size: int, seed: int, epoch: int) -> list[np.ndarray]:
+    """The example indices of each batch of training epoch ``epoch`` (0-based), in the order they are served: the
+    examples shuffled, sorted by length within pools of ``POOL_BATCHES`` batches, cut into batches, and the batches
+    shuffled again. The order depends only on the seed and the epoch, so a resumed run sees the uncut run's orders."""
+    rng = np.random.default_rng([seed, epoch])
+    order, batches = rng.permutation(len(lengths)), []
+    for start in range(0, len(lengths), batch_size * POOL_BATCHES):
+        pool = order[start:start + batch_size * POOL_BATCHES]
+        pool = pool[np.argsort(lengths[pool], kind="stable")]
+        batches += [pool[i:i + batch_size] for i in range(0, len(pool), batch_size)]
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
+def padded_length(lengths: np.ndarray, full: int) -> int:
+    """The length a batch of texts of these ``lengths`` is padded to: its longest, rounded up to ``ROUND_TO``,
+    at most ``full`` (maxlen)."""
+    return min(full, -(-int(lengths.max()) // ROUND_TO) * ROUND_TO)
+
+
 class BucketedDataset(TransformerDataset):
     """A ktrain ``TransformerDataset`` that serves batches of texts of similar length.
 
@@ -39,14 +58,8 @@ class BucketedDataset(TransformerDataset):
         n, size = len(self.x), self.batch_size
         if not train:
             return [np.arange(i, min(i + size, n)) for i in range(0, n, size)]
-        rng = np.random.default_rng([self.seed, self.epoch])
         self.epoch += 1
-        order, batches = rng.permutation(n), []
-        for start in range(0, n, size * POOL_BATCHES):
-            pool = order[start:start + size * POOL_BATCHES]
-            pool = pool[np.argsort(self.lengths[pool], kind="stable")]
-            batches += [pool[i:i + size] for i in range(0, len(pool), size)]
-        return [batches[i] for i in rng.permutation(len(batches))]
+        return bucketed_order(self.lengths, size, self.seed, self.epoch - 1)
 
     @property
     def keys(self) -> list[str]:
@@ -57,7 +70,7 @@ class BucketedDataset(TransformerDataset):
         """Yield (indices, features) per batch, each feature padded only to the batch's longest text."""
         full = self.x.shape[2]
         for idx in self.batch_indices(train):
-            length = min(full, -(-int(self.lengths[idx].max()) // ROUND_TO) * ROUND_TO)
+            length = padded_length(self.lengths[idx], full)
             yield idx, {k: self.x[idx, i, :length].astype(np.int32) for i, k in enumerate(self.keys)}
 
     def to_tfdataset(self, train: bool = True):
