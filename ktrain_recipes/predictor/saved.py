@@ -99,14 +99,14 @@ class SavedPredictor:
 
     def __post_init__(self):
         m = self.manifest
-        files = m["files"]
+        files, labels, maxlen = m["files"], list(m["label_names"]), int(m["maxlen"])
         derived = {
             "source": self.pin.path(self.folder) if self.pin else self.folder, "files": files,
-            "label_names": list(m["label_names"]), "maxlen": int(m["maxlen"]), "pairs": m.get("pairs"),
+            "label_names": labels, "maxlen": maxlen, "pairs": m.get("pairs"),
             "backends": ("ktrain", *(name for name, file in BACKEND_FILES.items() if file in files)),
-            "identity": {"folder": str(self.folder), "model_id": m.get("model_id"),
-                         "labels": list(m["label_names"]), "maxlen": int(m["maxlen"]),
-                         "manifest_sha256": self.digest, "save_id": m.get("save_id"), "created": m.get("created")},
+            "identity": {"folder": str(self.folder), "model_id": m.get("model_id"), "labels": list(labels),
+                         "maxlen": maxlen, "manifest_sha256": self.digest, "save_id": m.get("save_id"),
+                         "created": m.get("created")},
         }
         for name, value in derived.items():
             object.__setattr__(self, name, value)  # frozen: set once, here

@@ -145,17 +145,24 @@ def load_runs(folder: str | os.PathLike, task: str, prefix: str = "", seed: int 
     from pathlib import Path
 
     runs = [json.loads(p.read_text()) for p in sorted(Path(folder).glob(f"{prefix}{task}-lr*.json"))]
-    return [r for r in runs if seed is None or r.get("settings", {}).get("seed", 42) == seed]
+    return [r for r in runs if seed is None or run_seed(r) == seed]
+
+
+def run_seed(run: dict) -> int:
+    """The seed a run recorded (42, the series' first, for records older than the field)."""
+    return run.get("settings", {}).get("seed", 42)
 
 
 def seed_figures(folder: str | os.PathLike, task: str, prefix: str = "") -> dict[int, dict]:
     """Per seed, the test figures of the run and epoch validation chose among that seed's runs: the benchmark's
     figure (exact match, or pairs ranked right) and, where recorded, per-row accuracy."""
-    seeds = sorted({r.get("settings", {}).get("seed", 42) for r in load_runs(folder, task, prefix, seed=None)})
+    by_seed: dict[int, list[dict]] = {}
+    for run in load_runs(folder, task, prefix, seed=None):
+        by_seed.setdefault(run_seed(run), []).append(run)
     _, test = figure_keys(task)
     figures = {}
-    for seed in seeds:
-        run, epoch = validation_choice(load_runs(folder, task, prefix, seed), task)
+    for seed, runs in sorted(by_seed.items()):
+        run, epoch = validation_choice(runs, task)
         figures[seed] = {"figure": epoch[test], "accuracy": epoch.get("test_accuracy", epoch[test]),
                          "epoch": epoch["epoch"], "lr": run["settings"]["lr"], "seconds": run["train_seconds"]}
     return figures
