@@ -67,15 +67,17 @@ fi
 #    code path, batches and schedule, the teacher ignored), seeds 42 and 43; T 7 and alpha 0.5 as chosen on
 #    validation for the MiniLM teacher (docs/distill). MiniLM's registry rate and batch, 3 epochs as notebook 09.
 #    WAYS adds "augment" (AUGMENT altered copies of each text, labelled by the teacher). More seeds for the paired
-#    comparison: SEEDS="44 45 46" WAYS="augment labels" AUGMENT=1, then benchmarks/seed_pairs.py.
+#    comparison: SEEDS="44 45 46" WAYS="augment labels" AUGMENT=1, then benchmarks/seed_pairs.py. The teacher's
+#    logits of a text are computed once for all seeds (--logits-cache: the training and validation texts are the
+#    same for every seed; only the altered copies differ).
 for seed in ${SEEDS:-42 43}; do
   for way in ${WAYS:-distill labels}; do
     json="$results/student-$way-s$seed.json"
     [ -f "$json" ] && { echo "skip $json (done)"; continue; }
     case "$way" in
       labels) flags=(--alpha 1) ;;
-      distill) flags=(--temperature 7 --alpha 0.5) ;;
-      augment) flags=(--temperature 7 --alpha 0.5 --augment "${AUGMENT:-2}") ;;
+      distill) flags=(--temperature 7 --alpha 0.5 --logits-cache "$work/teacher-logits") ;;
+      augment) flags=(--temperature 7 --alpha 0.5 --augment "${AUGMENT:-2}" --logits-cache "$work/teacher-logits") ;;
       *) echo "WAYS: $way is not labels, distill or augment" >&2; exit 2 ;;
     esac
     echo "$(stamp) start student $way seed $seed"

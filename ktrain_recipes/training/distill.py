@@ -47,6 +47,9 @@ class DistillSettings:
     augment: int = field(default=0, metadata={
         "help": "add this many altered copies of each training text (masked, replaced, dropped and shuffled "
                 "words; n-grams), labelled by the teacher's probabilities (0: the training texts only)"})
+    logits_cache: str | None = field(default=None, metadata={
+        "help": "a folder keeping the teacher's logits per text, so that other runs of the same teacher (seeds, "
+                "copies) do not compute them again (default: none)", "parse": str})
 
     def __post_init__(self) -> None:
         self.check()  # a bad setting fails where it is written, before any data or model loads
@@ -111,6 +114,18 @@ def teacher_logits(teacher, dataset) -> np.ndarray:
     for idx, features in dataset.padded_batches(train=False):
         out[idx] = logits(features).numpy()
     return out
+
+
+def logits_of(teacher_predictor, cache: str | None, texts: list, ids: list) -> np.ndarray:
+    """``teacher_logits_for`` the saved teacher, through ``--logits-cache`` when one is given."""
+    model, preproc = teacher_predictor.model, teacher_predictor.preproc
+    if not cache:
+        return teacher_logits_for(model, preproc, texts, ids)
+    from ktrain_recipes.training.logit_cache import cached_logits
+
+    return cached_logits(cache, teacher_predictor.saved.manifest["save_id"], texts, model.config.num_labels,
+                         lambda rows: teacher_logits_for(model, preproc, [texts[i] for i in rows],
+                                                         [ids[i] for i in rows]))
 
 
 def pack_targets(teacher_model, *datasets, logits: list | None = None) -> None:
@@ -216,7 +231,6 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     run = start_run(config, dataset)
     config, ds = run.config, run.data
     teacher_predictor = load_checked_predictor(settings.teacher)
-    t = teacher_predictor.preproc  # the student reads texts exactly as the teacher does: same tokenizer, maxlen
     teacher_model = teacher_base(settings.teacher)
     if list(ds.label_names) != list(teacher_predictor.get_classes()):
         raise RecipesError(f"the data's labels ({', '.join(ds.label_names)}) differ from the teacher's "
@@ -233,9 +247,12 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
                                   whole=own)
     if settings.alpha == 1:  # the labels alone: the loss never reads the teacher's logits, so none are computed
         logits = [np.zeros((len(d.x), n), np.float32) for d in (trn, val_data)]
-    else:  # for a student of its own vocabulary, the teacher's logits on the teacher's reading of the same texts
-        logits = [teacher_logits_for(teacher_predictor.model, t, texts, ids),
-                  teacher_logits_for(teacher_predictor.model, t, list(run.val[0]), val_ids)] if own else None
+    elif own or settings.logits_cache:  # the teacher's logits on the teacher's reading of the same texts (for a
+        # student of the teacher's vocabulary that is its own reading: pack_targets computes them from its batches)
+        logits = [logits_of(teacher_predictor, settings.logits_cache, list(x), y)
+                  for x, y in ((texts, ids), (run.val[0], val_ids))]
+    else:
+        logits = None
     pack_targets(teacher_predictor.model, trn, val_data, logits=logits)
     originals = len(run.train[0])
     if settings.augment:
