@@ -89,3 +89,14 @@ def test_a_cached_teacher_teaches_a_student_of_another_tokenizer_what_it_would_u
         assert len(kept["keys"]) == len(texts) + first + runs[0]  # each text kept once
     metrics = json.loads((tmp_path / "b" / "metrics.json").read_text())
     assert metrics["distillation"]["logits_cache"] == str(cache)
+
+
+def test_a_student_of_the_teachers_own_checkpoint_is_taught_through_the_cache_too(tiny_predictor, small_data,
+                                                                                   tmp_path):
+    cache = tmp_path / "logits"
+    assert cli.main(["distill", "--teacher", str(tiny_predictor), "--layers", "1", "--data", str(small_data),
+                     "--epochs", "1", "--batch-size", "16", "--limit", "40", "--eval-limit", "20",
+                     "--logits-cache", str(cache), "--out", str(tmp_path / "s")]) == 0
+    teacher = kr.load_checked_predictor(tiny_predictor)
+    with np.load(cache_file(cache, teacher.saved.manifest["save_id"])) as kept:
+        assert 40 < len(kept["keys"]) <= 60  # the 40 training texts and the 20 validation texts (a text once)
