@@ -69,7 +69,8 @@ fi
 #    WAYS adds "augment" (AUGMENT altered copies of each text, labelled by the teacher). More seeds for the paired
 #    comparison: SEEDS="44 45 46" WAYS="augment labels" AUGMENT=1, then benchmarks/seed_pairs.py. The teacher's
 #    logits of a text are computed once for all seeds (--logits-cache: the training and validation texts are the
-#    same for every seed; only the altered copies differ).
+#    same for every seed; only the altered copies differ). The students train in float32 (STUDENT_PRECISION), as the
+#    first seeds' did before --precision auto picked bfloat16 on a CPU that has it: every pair is the same recipe.
 for seed in ${SEEDS:-42 43}; do
   for way in ${WAYS:-distill labels}; do
     json="$results/student-$way-s$seed.json"
@@ -83,7 +84,7 @@ for seed in ${SEEDS:-42 43}; do
     echo "$(stamp) start student $way seed $seed"
     go_on "$work/student-$way-s$seed" "$python" -m ktrain_recipes distill --teacher "$work/emotion" \
       --student minilm --layers 6 --data "$EMOTION_DATA" --batch-size 32 --lr 1e-4 --epochs 3 --seed "$seed" \
-      "${flags[@]}"
+      --precision "${STUDENT_PRECISION:-float32}" "${flags[@]}"
     keep "$work/student-$way-s$seed/metrics.json" "$json"
     echo "$(stamp) done student $way seed $seed"
   done
