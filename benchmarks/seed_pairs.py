@@ -5,7 +5,7 @@ ways, pairs them by seed, and prints each seed's validation accuracy and differe
 points with its 95% interval (Student's t over the seeds, as notebook 05 teaches) and whether the interval excludes
 zero and the target.
 
-    python benchmarks/seed_pairs.py docs/mpnet student- augment labels [--target 0.5]
+    python benchmarks/seed_pairs.py docs/mpnet student- augment labels [--target 0.5] [--json FILE]
 """
 
 from __future__ import annotations
@@ -39,16 +39,26 @@ def paired_interval(differences: list[float], confidence: float = 0.95) -> dict:
             "p": float(stats.ttest_1samp(d, 0).pvalue)}
 
 
-def report(folder: Path, prefix: str, change: str, base: str, target: float) -> str:
+def summary(folder: Path, prefix: str, change: str, base: str, target: float) -> dict:
+    """The pairs, the mean difference in points with its interval, and the two verdicts, as a record."""
     runs = pairs(folder, prefix, change, base)
-    lines = [f"| seed | {base} | {change} | difference (points) |", "|---|---|---|---|"]
-    lines += [f"| {seed} | {b:.4f} | {c:.4f} | {100 * (c - b):+.2f} |" for seed, (c, b) in runs.items()]
     result = paired_interval([100 * (c - b) for c, b in runs.values()])
-    verdict = ("excludes zero" if result["low"] > 0 or result["high"] < 0 else "holds zero") + \
-        (f", and lies above the {target:+.1f}-point target: met" if result["low"] >= target else
+    return {"change": change, "base": base, "target_points": target,
+            "pairs": {str(seed): {base: b, change: c, "difference_points": round(100 * (c - b), 4)}
+                      for seed, (c, b) in runs.items()},
+            **result, "excludes_zero": result["low"] > 0 or result["high"] < 0, "target_met": result["low"] >= target}
+
+
+def report(folder: Path, prefix: str, change: str, base: str, target: float) -> str:
+    found = summary(folder, prefix, change, base, target)
+    lines = [f"| seed | {base} | {change} | difference (points) |", "|---|---|---|---|"]
+    lines += [f"| {seed} | {run[base]:.4f} | {run[change]:.4f} | {run['difference_points']:+.2f} |"
+              for seed, run in found["pairs"].items()]
+    verdict = ("excludes zero" if found["excludes_zero"] else "holds zero") + \
+        (f", and lies above the {target:+.1f}-point target: met" if found["target_met"] else
          f"; the target ({target:+.1f} points, supported by the interval) is not met")
-    lines += ["", f"{result['n']} seeds: mean {result['mean']:+.2f} points, 95% interval {result['low']:+.2f} to "
-                  f"{result['high']:+.2f} (paired t-test p = {result['p']:.2f}): the interval {verdict}"]
+    lines += ["", f"{found['n']} seeds: mean {found['mean']:+.2f} points, 95% interval {found['low']:+.2f} to "
+                  f"{found['high']:+.2f} (paired t-test p = {found['p']:.2f}): the interval {verdict}"]
     return "\n".join(lines)
 
 
@@ -59,5 +69,10 @@ if __name__ == "__main__":
     parser.add_argument("change")
     parser.add_argument("base")
     parser.add_argument("--target", type=float, default=0.5, help="the gain in points the interval must support")
+    parser.add_argument("--json", type=Path, help="also write the pairs and the interval to this file (the record "
+                                                    "the pages quote)")
     args = parser.parse_args()
     print(report(args.folder, args.prefix, args.change, args.base, args.target))
+    if args.json:
+        args.json.write_text(json.dumps(summary(args.folder, args.prefix, args.change, args.base, args.target),
+                                        indent=1) + "\n")

@@ -135,3 +135,8 @@ def test_seed_pairs_judges_a_change_seed_by_seed_with_a_t_interval(tmp_path, see
     assert "the interval holds zero; the target (+0.5 points, supported by the interval) is not met" in text
     assert "lies above the -0.1-point target: met" in seed_pairs.report(tmp_path, "student-", "augment", "labels",
                                                                        target=-0.1)
+    record = seed_pairs.summary(tmp_path, "student-", "augment", "labels", target=0.5)
+    assert record["pairs"]["43"] == {"labels": 0.930, "augment": 0.934, "difference_points": 0.4}
+    assert (record["n"], round(record["mean"], 4), round(record["low"], 2), round(record["high"], 2)) == (
+        3, 0.7, -0.05, 1.45)
+    assert record["excludes_zero"] is False and record["target_met"] is False
