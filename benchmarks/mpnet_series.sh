@@ -43,10 +43,15 @@ fi
 #    It is also the teacher of step 3: on a machine without its folder (the record kept, the runs not), a student
 #    still to run trains it again with the same seed and settings, and keeps that run's figures beside the first's
 #    (emotion-retrained.json), so that a reader sees whether the teacher came out the same
+# a student's name: its way, and another temperature than 7 (TEMPERATURE) as a setting of its own (WAY-tT)
+student_name() {
+  if [ "${TEMPERATURE:-7}" = 7 ] || [ "$1" = labels ]; then echo "$1"; else echo "$1-t$TEMPERATURE"; fi
+}
 students_left() {
   local seed way
   for seed in ${SEEDS:-42 43}; do for way in ${WAYS:-distill labels}; do
-    [ ! -f "$results/student-$way-s$seed.json" ] && return 0  # labels too: it reads texts with the teacher's reader
+    [ ! -f "$results/student-$(student_name "$way")-s$seed.json" ] && return 0  # labels too: it reads texts with
+    # the teacher's reader
   done; done
   return 1
 }
@@ -69,24 +74,28 @@ fi
 #    WAYS adds "augment" (AUGMENT altered copies of each text, labelled by the teacher). More seeds for the paired
 #    comparison: SEEDS="44 45 46" WAYS="augment labels" AUGMENT=1, then benchmarks/seed_pairs.py. The teacher's
 #    logits of a text are computed once for all seeds (--logits-cache: the training and validation texts are the
-#    same for every seed; only the altered copies differ). The students train in float32 (STUDENT_PRECISION), as the
-#    first seeds' did before --precision auto picked bfloat16 on a CPU that has it: every pair is the same recipe.
+#    same for every seed; only the altered copies differ). TEMPERATURE=2 runs the distilled ways at T 2 instead
+#    (student-augment-t2-sSEED.json), beside the same labels-only twins. The students train in float32
+#    (STUDENT_PRECISION), as the first seeds' did before --precision auto picked bfloat16 on a CPU that has it: every
+#    pair is the same recipe.
 for seed in ${SEEDS:-42 43}; do
   for way in ${WAYS:-distill labels}; do
-    json="$results/student-$way-s$seed.json"
+    name="$(student_name "$way")"
+    json="$results/student-$name-s$seed.json"
     [ -f "$json" ] && { echo "skip $json (done)"; continue; }
     case "$way" in
       labels) flags=(--alpha 1) ;;
-      distill) flags=(--temperature 7 --alpha 0.5 --logits-cache "$work/teacher-logits") ;;
-      augment) flags=(--temperature 7 --alpha 0.5 --augment "${AUGMENT:-2}" --logits-cache "$work/teacher-logits") ;;
+      distill) flags=(--temperature "${TEMPERATURE:-7}" --alpha 0.5 --logits-cache "$work/teacher-logits") ;;
+      augment) flags=(--temperature "${TEMPERATURE:-7}" --alpha 0.5 --augment "${AUGMENT:-2}"
+                      --logits-cache "$work/teacher-logits") ;;
       *) echo "WAYS: $way is not labels, distill or augment" >&2; exit 2 ;;
     esac
-    echo "$(stamp) start student $way seed $seed"
-    go_on "$work/student-$way-s$seed" "$python" -m ktrain_recipes distill --teacher "$work/emotion" \
+    echo "$(stamp) start student $name seed $seed"
+    go_on "$work/student-$name-s$seed" "$python" -m ktrain_recipes distill --teacher "$work/emotion" \
       --student minilm --layers 6 --data "$EMOTION_DATA" --batch-size 32 --lr 1e-4 --epochs 3 --seed "$seed" \
       --precision "${STUDENT_PRECISION:-float32}" "${flags[@]}"
-    keep "$work/student-$way-s$seed/metrics.json" "$json"
-    echo "$(stamp) done student $way seed $seed"
+    keep "$work/student-$name-s$seed/metrics.json" "$json"
+    echo "$(stamp) done student $name seed $seed"
   done
 done
 
