@@ -21,7 +21,7 @@
 # - to read a recorded result (notebook 09's distillation) with the same rule.
 #
 # **What it needs.**
-# A CPU: ten short MiniLM runs on an 800-text slice, about 17 minutes in all on a 2-core CPU (a minute or two on a
+# A CPU: ten short MiniLM runs on an 800-text slice, 10 to 17 minutes in all on a 2-core CPU (a minute or two on a
 # GPU). No hub: MiniLM ships offline.
 #
 # Every notebook's time and results in one page:
@@ -254,16 +254,20 @@ if distill is not None and len(distill) >= 2:
           f"{stats.t.ppf(0.975, len(distill) - 1):.1f} standard errors")
 
 # %% [markdown]
-# With few pairs the t distribution's 95% point is many standard errors (the last line above), so the interval is wide
-# whatever the differences are: a gain of about a point needs more than a couple of seed pairs before it can be told
-# from the spread. [docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md)
+# Five pairs, and every seed gained with transfer data (+0.10 to +1.20 points), yet the interval (-0.16 to +0.96)
+# still holds zero: these runs cannot tell the gain from the spread. The seeds agree on its sign but not on its size:
+# seed 42's +1.20 is far from the other four, and with four degrees of freedom t's 95% point is still 2.8 standard
+# errors (the last line above). If the mean and the spread stayed as measured, the count above says how many pairs
+# would exclude zero (eight); it is an estimate, since each new seed moves both. And an interval that excluded zero would
+# still not support the gain of half a point we aimed for: the mean itself, +0.40, is below it.
+# [docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md#mpnet-base-teaches-minilm)
 # adds the pairs as they are recorded, and this cell reads whatever is there.
 
 # %% [markdown]
 # ## Recap
 # One recipe moves by itself from seed to seed; measure that spread before judging a change. Run the change on the
 # same seeds, judge the differences seed by seed, and say whether their 95% interval excludes zero. Few seeds give
-# wide intervals: two pairs can almost never settle a difference of a point.
+# wide intervals: two pairs can almost never settle a difference of a point, and five did not settle ours.
 
 # %% [markdown]
 # ## Exercises
