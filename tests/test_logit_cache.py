@@ -55,6 +55,11 @@ def test_a_cache_that_cannot_be_read_is_set_aside_and_computed_again(tmp_path, c
     assert len(asked) == 2
 
 
+def test_a_sentence_pair_has_a_key_of_its_own():
+    keys = text_keys([("a b", "c"), ("a", "b c"), "a b c", ("a b", "c")]).tolist()
+    assert keys[0] == keys[3] and len(set(keys[:3])) == 3  # a pair is not its parts joined another way, nor a text
+
+
 def test_a_teacher_without_a_save_id_is_refused(tmp_path):
     for bad in ("", None, "../x"):
         with pytest.raises(RecipesError, match="save_id"):

@@ -13,6 +13,7 @@ then: another batch pads it to another length, which moves a logit by float roun
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 from typing import Callable
@@ -22,9 +23,12 @@ import numpy as np
 from ktrain_recipes.errors import RecipesError, note
 
 
-def text_keys(texts: list[str]) -> np.ndarray:
-    """The sha256 of each text (its UTF-8 bytes), as 64 hex characters."""
-    return np.array([hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts], dtype="U64")
+def text_keys(texts: list) -> np.ndarray:
+    """The sha256 of each text, as 64 hex characters: of its UTF-8 bytes, or for a sentence pair of its parts as a
+    JSON list (marked apart, so that no single text shares a pair's key)."""
+    def key(t) -> bytes:
+        return t.encode("utf-8") if isinstance(t, str) else b"pair:" + json.dumps(list(t)).encode("utf-8")
+    return np.array([hashlib.sha256(key(t)).hexdigest() for t in texts], dtype="U64")
 
 
 def cache_file(folder: str | Path, save_id: str) -> Path:
@@ -63,7 +67,7 @@ def write_kept(path: Path, kept: dict[str, np.ndarray]) -> None:
     os.replace(partial, path)
 
 
-def cached_logits(folder: str | Path, save_id: str, texts: list[str], num_labels: int,
+def cached_logits(folder: str | Path, save_id: str, texts: list, num_labels: int,
                   compute: Callable[[list[int]], np.ndarray]) -> np.ndarray:
     """The teacher's logits for ``texts``, in their order: those kept in ``folder`` for this save are read, and
     ``compute(indices)`` is called once for the texts missing (it returns their logits in the order of
