@@ -258,8 +258,8 @@ if distill is not None and len(distill) >= 2:
 # still holds zero: these runs cannot tell the gain from the spread. The seeds agree on its sign but not on its size:
 # seed 42's +1.20 is far from the other four, and with four degrees of freedom t's 95% point is still 2.8 standard
 # errors (the last line above). If the mean and the spread stayed as measured, the count above says how many pairs
-# would exclude zero (eight); it is an estimate, since each new seed moves both. And an interval that excluded zero would
-# still not support the gain of half a point we aimed for: the mean itself, +0.40, is below it.
+# would exclude zero (eight); it is an estimate, since each new seed moves both. And an interval that excluded zero
+# would still not support the gain of half a point we aimed for: the mean itself, +0.40, is below it.
 # [docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md#mpnet-base-teaches-minilm)
 # adds the pairs as they are recorded, and this cell reads whatever is there.
 
