@@ -50,7 +50,12 @@ def summary(folder: Path, prefix: str, change: str, base: str, target: float) ->
 
 
 def report(folder: Path, prefix: str, change: str, base: str, target: float) -> str:
-    found = summary(folder, prefix, change, base, target)
+    return format_summary(summary(folder, prefix, change, base, target))
+
+
+def format_summary(found: dict) -> str:
+    """``summary``'s record as the table and the one-line verdict the pages show."""
+    base, change, target = found["base"], found["change"], found["target_points"]
     lines = [f"| seed | {base} | {change} | difference (points) |", "|---|---|---|---|"]
     lines += [f"| {seed} | {run[base]:.4f} | {run[change]:.4f} | {run['difference_points']:+.2f} |"
               for seed, run in found["pairs"].items()]
@@ -72,7 +77,7 @@ if __name__ == "__main__":
     parser.add_argument("--json", type=Path, help="also write the pairs and the interval to this file (the record "
                                                     "the pages quote)")
     args = parser.parse_args()
-    print(report(args.folder, args.prefix, args.change, args.base, args.target))
+    found = summary(args.folder, args.prefix, args.change, args.base, args.target)
+    print(format_summary(found))
     if args.json:
-        args.json.write_text(json.dumps(summary(args.folder, args.prefix, args.change, args.base, args.target),
-                                        indent=1) + "\n")
+        args.json.write_text(json.dumps(found, indent=1) + "\n")

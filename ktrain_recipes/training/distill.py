@@ -247,11 +247,10 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
                                   whole=own)
     if settings.alpha == 1:  # the labels alone: the loss never reads the teacher's logits, so none are computed
         logits = [np.zeros((len(d.x), n), np.float32) for d in (trn, val_data)]
-    elif own or settings.logits_cache:  # the teacher's logits on the teacher's reading of the same texts (for a
-        # student of the teacher's vocabulary that is its own reading: pack_targets computes them from its batches)
+    elif own or settings.logits_cache:  # the teacher's logits on the teacher's reading of the same texts, row for row
         logits = [logits_of(teacher_predictor, settings.logits_cache, list(x), y)
                   for x, y in ((texts, ids), (run.val[0], val_ids))]
-    else:
+    else:  # a student of the teacher's vocabulary, no cache: pack_targets runs the teacher on the student's batches
         logits = None
     pack_targets(teacher_predictor.model, trn, val_data, logits=logits)
     originals = len(run.train[0])
