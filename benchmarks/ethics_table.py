@@ -14,7 +14,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ktrain_recipes.studies.ethics import LEADERBOARD, figure_keys as key_of, load_runs, seed_figures, validation_choice
+from ktrain_recipes_tools.studies.ethics import LEADERBOARD, load_runs, seed_figures, validation_choice
+from ktrain_recipes_tools.studies.ethics import figure_keys as key_of
 
 TASKS = ("justice", "deontology", "virtue", "utilitarianism")
 

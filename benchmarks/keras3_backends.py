@@ -49,11 +49,12 @@ KTRAIN = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[3])
 import ktrain_recipes as kr
+import ktrain_recipes_tools as krt
 import ktrain
 texts_n, batch, maxlen, warmup = (int(x) for x in sys.argv[4:8])
 ds = kr.load_emotion(sys.argv[1])
 texts, labels = ds.texts("train")[:texts_n], ds.labels("train")[:texts_n]
-t = kr.transformer_preprocessor(kr.resolve_model("minilm"), maxlen, ds.label_names, batch)
+t = krt.transformer_preprocessor(kr.resolve_model("minilm"), maxlen, ds.label_names, batch)
 trn = t.preprocess_train(texts, ds.label_ids(labels), verbose=0)  # padded to maxlen, as KerasHub's
 learner = ktrain.get_learner(t.get_classifier(), train_data=trn, batch_size=batch)
 learner.fit(1e-4, 1, verbose=0)  # warm-up: traces the step function

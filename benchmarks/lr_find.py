@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import ktrain_recipes as kr
+import ktrain_recipes_tools as krt
 
 
 def main() -> None:
@@ -41,7 +42,7 @@ def main() -> None:
     seconds = time.perf_counter() - start
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    kr.save_figure(learner.lr_plot(suggest=True, return_fig=True), out / "lr_find.png")
+    krt.save_figure(learner.lr_plot(suggest=True, return_fig=True), out / "lr_find.png")
     lrs, losses = learner.lr_finder.lrs, learner.lr_finder.losses
     estimates = learner.lr_estimate()
     result = {"model": args.model, "texts": len(texts), "batch_size": args.batch_size, "maxlen": maxlen,

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import ktrain_recipes  # noqa: F401  (compat shims before TensorFlow)
-from ktrain_recipes.studies.cost import CostSettings, matmul_gflops, measure_cost
+from ktrain_recipes_tools.studies.cost import CostSettings, matmul_gflops, measure_cost
 from ktrain_recipes.training.precision import BF16_FLAGS, choose_precision, cpu_flags
 
 MODELS = {"minilm": 32, "mpnet": 16}

@@ -29,7 +29,7 @@ def main() -> None:
     from starlette.responses import JSONResponse
 
     from ktrain_recipes.inference.timing import cpu_features, describe_machine
-    from ktrain_recipes.studies.serve_bench import _level, free_port
+    from ktrain_recipes_tools.studies.serve_bench import _level, free_port
 
     @serve.deployment(num_replicas=1, ray_actor_options={"num_cpus": 1})
     class NoOp:

@@ -13,7 +13,7 @@ import time
 
 import httpx
 
-from ktrain_recipes.studies.serve_bench import free_port, stop
+from ktrain_recipes_tools.studies.serve_bench import free_port, stop
 
 TEXTS = ["i am so happy today", "this makes me furious", "i feel alone", "what a surprise"]
 FLAGS = ["--max-queue", "16", "--max-concurrent", "8", "--timeout-ms", "2000", "--threads", "1"]

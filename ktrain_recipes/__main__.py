@@ -2,7 +2,7 @@
 
 import sys
 
-from ktrain_recipes.cli import main
+from ktrain_recipes_tools.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -30,9 +30,9 @@
 #
 # **What `kr` adds here.** ktrain has no calls for comparing architectures: the tokenizer check uses transformers,
 # and every table here is this course's own measurement code. `kr.resolve_model` finds the offline MiniLM,
-# `kr.hub_reachable` says whether the hub can be asked, `kr.parameter_table`, `kr.plot_parameters` and
-# `kr.albert_arithmetic` count parameters from each model's configuration, `kr.CostSettings` and `kr.cost_table`
-# time each architecture at its real size with random weights, and `kr.published_table` shows what others published.
+# `krt.hub_reachable` says whether the hub can be asked, `krt.parameter_table`, `krt.plot_parameters` and
+# `krt.albert_arithmetic` count parameters from each model's configuration, `krt.CostSettings` and `krt.cost_table`
+# time each architecture at its real size with random weights, and `krt.published_table` shows what others published.
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per
@@ -52,6 +52,7 @@ import hashlib
 from pathlib import Path
 
 import ktrain_recipes as kr
+import ktrain_recipes_tools as krt
 import pandas as pd
 
 kr.setup_notebook()
@@ -63,7 +64,7 @@ kr.setup_notebook()
 # the same way beside the four.
 
 # %%
-settings = kr.CostSettings(
+settings = krt.CostSettings(
     architectures=("bert", "roberta", "distilbert", "albert", "minilm", "mpnet"),
     maxlen=64,        # tokens per training text (emotion's 99.9th percentile is 66 with [CLS] and [SEP])
     batch_size=32,    # texts per weight update
@@ -122,7 +123,7 @@ pd.DataFrame({"piece": bert_tokenizer.convert_ids_to_tokens(pair["input_ids"]),
 # on PyPI carries them. With the hub, this cell prints both tokenizations of the same tweet.
 
 # %%
-if kr.hub_reachable():
+if krt.hub_reachable():
     from transformers import AutoTokenizer
 
     for hub_id in ("roberta-base", "albert-base-v2"):
@@ -137,11 +138,11 @@ else:
 # weights are counted by part, in millions. Sizes are the weights on disk at 4, 2 and 1 bytes per parameter.
 
 # %%
-params = kr.parameter_table(settings.architectures)
+params = krt.parameter_table(settings.architectures)
 params
 
 # %%
-kr.plot_parameters(params)
+krt.plot_parameters(params)
 
 # %% [markdown]
 # BERT-base and RoBERTa-base have the same encoder (85.1M in 12 layers); RoBERTa's larger vocabulary (50,265 byte
@@ -150,7 +151,7 @@ kr.plot_parameters(params)
 # once), and embeddings factorised through a width of 128. The arithmetic of both savings:
 
 # %%
-kr.albert_arithmetic()
+krt.albert_arithmetic()
 
 # %% [markdown]
 # A BERT-style embedding table would be 30,000 x 768 = 23.0M; ALBERT's is 30,000 x 128 + 128 x 768 = 3.9M. Twelve
@@ -165,7 +166,7 @@ kr.albert_arithmetic()
 # tokens per second. Other work on the CPU slows every row alike; compare rows, not machines.
 
 # %%
-cost = kr.cost_table(settings)
+cost = krt.cost_table(settings)
 cost
 
 # %% [markdown]
@@ -190,7 +191,7 @@ cost
 # [docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md) lists every run.
 
 # %%
-kr.published_table()
+krt.published_table()
 
 # %% [markdown]
 # Between 0.9265 and 0.931 verified: the four land within half a point of each other on this task, and single runs
@@ -215,7 +216,7 @@ kr.published_table()
 #@title Solution
 import dataclasses
 
-longer = kr.cost_table(dataclasses.replace(settings, architectures=("minilm",), maxlen=128))
+longer = krt.cost_table(dataclasses.replace(settings, architectures=("minilm",), maxlen=128))
 ratio = cost.loc["minilm", "train_examples_per_s"] / longer.loc["minilm", "train_examples_per_s"]
 print(f"maxlen 64: {cost.loc['minilm', 'train_examples_per_s']} examples/s, "
       f"maxlen 128: {longer.loc['minilm', 'train_examples_per_s']}: {ratio:.2f}x the time per example")
@@ -229,11 +230,11 @@ print(f"maxlen 64: {cost.loc['minilm', 'train_examples_per_s']} examples/s, "
 import dataclasses
 
 half_depth = max(1, (settings.layers or 6) // 2)  # DistilBERT has 6 layers (the table above may set another depth)
-half = kr.cost_table(dataclasses.replace(settings, architectures=("distilbert",), layers=half_depth))
+half = krt.cost_table(dataclasses.replace(settings, architectures=("distilbert",), layers=half_depth))
 columns = ["parameters_m", "single_text_ms_p50", "train_examples_per_s"]
 pd.DataFrame({"as measured above": cost.loc["distilbert", columns],
               f"{half_depth} layers": half.loc["distilbert", columns]})
 
 # %% [markdown]
 # **Next:** [04_your_own_data](04_your_own_data.ipynb): the same steps on a CSV of your own; then
-# [06_compare_models](06_compare_models.ipynb), every run side by side.
+# [05_better_or_noise](05_better_or_noise.ipynb), whether a change is better or noise.

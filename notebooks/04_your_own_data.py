@@ -88,10 +88,11 @@ config = kr.RecipeConfig(
 
 # %% [markdown]
 # ## STEP 1: Read the file
-# First the file as it is, with pandas: the first rows show whether the columns are the ones you named.
+# First the file as it is, with pandas: the first rows show whether the columns are the ones you named (a .tsv, a
+# spreadsheet's byte-order mark and Windows line endings read the same way here).
 
 # %%
-pd.read_csv(config.data).head()
+pd.read_csv(config.data, sep=None, engine="python", encoding="utf-8-sig").head()
 
 # %% [markdown]
 # `kr.load_data_for(config)` reads it as training will: it checks every row (an empty text or label is refused with
@@ -144,12 +145,13 @@ pd.DataFrame({name: kr.score(val[1], list(b.fit(train[0], train[1]).predict(val[
 # %% [markdown]
 # ## STEP 3: How many weight updates
 # A model learns once per batch, so a small file gives few updates: the same epochs at batch 32 give a quarter of the
-# updates of batch 8. `kr.few_steps_note` says when a run gets too few to learn much.
+# updates of batch 8. `kr.few_steps_note` says when this run's settings give too few to learn much, and what to change.
 
 # %%
 for batch in (32, 16, 8):
     print(f"batch {batch}: {-(-len(train[0]) // batch) * config.epochs} weight updates")
-    print("  " + (kr.few_steps_note(len(train[0]), batch, config.epochs) or "enough"))
+print(kr.few_steps_note(len(train[0]), config.batch_size, config.epochs, notebook=True)
+      or f"batch {config.batch_size}, {config.epochs} epochs: enough weight updates")
 
 # %% [markdown]
 # On the emotion slice the package ships (the same 1,600 texts, six labels), MiniLM reached 0.7675 validation
@@ -212,9 +214,10 @@ kr.plot_confusion_matrix(metrics)
 metrics["inference"] = kr.time_inference(predictor.predict, val[0])
 kr.record_run(metrics, config, maxlen, timer.trained(), learner, n_train=len(train[0]), data_source=ds.source)
 kr.save_checked_predictor(predictor, config.out, metrics, overwrite=True)
-new_rows = pd.DataFrame({"tweet": ["i can not believe they cancelled the trip again", "what a wonderful morning",
-                                   "i did not expect a letter from her after all these years"]})
-new_rows["feeling"] = kr.load_checked_predictor(config.out).predict(list(new_rows["tweet"]))
+new_rows = pd.DataFrame({config.text_column: ["i can not believe they cancelled the trip again",
+                                               "what a wonderful morning",
+                                               "i did not expect a letter from her after all these years"]})
+new_rows[config.label_column] = kr.load_checked_predictor(config.out).predict(list(new_rows[config.text_column]))
 new_rows
 
 # %% [markdown]
@@ -234,10 +237,12 @@ import io
 
 mistakes = Path(RUNS) / "mistakes"
 mistakes.mkdir(parents=True, exist_ok=True)
-rows = pd.read_csv(config.data).head(100)
-rows.assign(feeling=rows["feeling"].where(rows.index != 3, "")).to_csv(mistakes / "empty_label.csv", index=False)
-rows.assign(feeling=rows["feeling"].where(rows.index != 5, "bored")).to_csv(mistakes / "label_once.csv", index=False)
-(mistakes / "not_utf8.csv").write_bytes("tweet,feeling\nmy caf\u00e9 au lait went cold,negative\n".encode("cp1252"))
+rows = pd.read_csv(config.data, sep=None, engine="python", encoding="utf-8-sig", dtype=str).head(100)
+label = config.label_column
+rows.assign(**{label: rows[label].where(rows.index != 3, "")}).to_csv(mistakes / "empty_label.csv", index=False)
+rows.assign(**{label: rows[label].where(rows.index != 5, "bored")}).to_csv(mistakes / "label_once.csv", index=False)
+not_utf8 = f"{config.text_column},{label}\nmy caf\u00e9 au lait went cold,{rows[label][0]}\n"
+(mistakes / "not_utf8.csv").write_bytes(not_utf8.encode("cp1252"))
 for path in sorted(mistakes.glob("*.csv")):
     said = io.StringIO()  # the notes a load prints on stderr, shown here under the file's name
     try:
@@ -292,4 +297,4 @@ pd.DataFrame({f"batch {config.batch_size}": metrics["report"][rarest], "batch 32
 # `labels=[...]`.
 #
 # **Next:**
-# [08_ethics_benchmark](08_ethics_benchmark.ipynb): a benchmark made of sentence pairs and its own score.
+# [05_better_or_noise](05_better_or_noise.ipynb): is a change better, or noise? One recipe on five seeds.

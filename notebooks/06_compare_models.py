@@ -22,11 +22,11 @@
 # [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
 #
 # **What `kr` adds here.** ktrain trains and predicts one model at a time; setting several side by side is ours:
-# `kr.compare_runs` reads each saved run's metrics, `kr.committed_results` the course's reference runs,
-# `kr.recommend` argues a choice from them, `kr.plot_latency_vs_accuracy` and `kr.save_figure` draw and keep the
-# picture, `kr.parameter_table`, `kr.plot_parameters` and `kr.albert_arithmetic` count parameters, and the published
-# models come through ktrain's own wrapper (`kr.published_models`, `kr.hub_reachable`, `kr.compare_finetuned`),
-# scored on data from `kr.load_emotion` beside our predictors (`kr.read_manifest`, `kr.open_predictor`).
+# `krt.compare_runs` reads each saved run's metrics, `kr.committed_results` the course's reference runs,
+# `krt.recommend` argues a choice from them, `krt.plot_latency_vs_accuracy` and `krt.save_figure` draw and keep the
+# picture, `krt.parameter_table`, `krt.plot_parameters` and `krt.albert_arithmetic` count parameters, and the published
+# models come through ktrain's own wrapper (`krt.published_models`, `krt.hub_reachable`, `krt.compare_finetuned`),
+# scored on data from `kr.load_emotion` beside our predictors (`krt.read_manifest`, `kr.open_predictor`).
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per
@@ -43,6 +43,7 @@ if importlib.util.find_spec("ktrain_recipes") is None:
 
 # %%
 import ktrain_recipes as kr
+import ktrain_recipes_tools as krt
 import pandas as pd
 
 kr.setup_notebook()
@@ -54,7 +55,7 @@ kr.setup_notebook()
 RUNS = kr.runs_folder()  # on Colab, a folder in your Google Drive (the other notebooks look there); else "runs"
 DATA = None          # emotion: None downloads it from the hub (or reads $EMOTION_DATA); or a folder
 TEST_LIMIT = 400     # test texts each published model is scored on (None: all 2,000; minutes per model on a CPU)
-MODELS, CARDS = kr.published_models()  # BERT, RoBERTa, DistilBERT and ALBERT fine-tuned on emotion (hub ids)
+MODELS, CARDS = krt.published_models()  # BERT, RoBERTa, DistilBERT and ALBERT fine-tuned on emotion (hub ids)
 pd.set_option("display.precision", 3)
 
 # %% [markdown]
@@ -64,7 +65,7 @@ pd.set_option("display.precision", 3)
 # we recorded in `docs/results.json`, each of those named `<run> (record)`; on a fresh machine the record alone.
 
 # %%
-table = kr.compare_runs(RUNS, committed=kr.committed_results())
+table = krt.compare_runs(RUNS, committed=kr.committed_results())
 table
 
 # %% [markdown]
@@ -86,8 +87,8 @@ table
 # Up and to the left is better; the bubble's area is the model's size.
 
 # %%
-fig = kr.plot_latency_vs_accuracy(table)
-kr.save_figure(fig, f"{RUNS}/compare_models.png")
+fig = krt.plot_latency_vs_accuracy(table)
+krt.save_figure(fig, f"{RUNS}/compare_models.png")
 fig
 
 # %% [markdown]
@@ -96,7 +97,7 @@ fig
 
 # %%
 from IPython.display import Markdown
-Markdown(kr.recommend(table))
+Markdown(krt.recommend(table))
 
 # %% [markdown]
 # ## Where the parameters live
@@ -106,11 +107,11 @@ Markdown(kr.recommend(table))
 # to).
 
 # %%
-params = kr.parameter_table()
+params = krt.parameter_table()
 params
 
 # %%
-kr.plot_parameters(params)
+krt.plot_parameters(params)
 
 # %% [markdown]
 # ALBERT is small for two reasons, both visible in the arithmetic: its word embeddings are factorised (V x E + E x H,
@@ -118,16 +119,16 @@ kr.plot_parameters(params)
 # BERT-base stores twelve.
 
 # %%
-pd.Series(kr.albert_arithmetic())
+pd.Series(krt.albert_arithmetic())
 
 # %% [markdown]
 # ## The four models of the article, fine-tuned by others
 # Fine-tuning BERT, RoBERTa, DistilBERT and ALBERT takes hours on a CPU, but others have published each one
 # fine-tuned on emotion. ktrain's tutorial A3 shows how to use such a model as it is: `text.Transformer` gives
 # the preprocessor (the model's own tokenizer), transformers loads the fine-tuned weights, and
-# `ktrain.get_predictor` joins them. `kr.wrap_finetuned` does exactly that, and checks the model's label order
+# `ktrain.get_predictor` joins them. `krt.wrap_finetuned` does exactly that, and checks the model's label order
 # against the data's (by name; a model whose labels are `LABEL_0..5` is taken in the data's order, with a note).
-# `kr.compare_finetuned` scores each on the emotion **test** split (where the data has none, as the local copy
+# `krt.compare_finetuned` scores each on the emotion **test** split (where the data has none, as the local copy
 # behind the outputs below, on validation, and it says so) and times it: single-text latency (p50) and
 # batch throughput. Our runs join the table when they exist: fp32, and int8 where exported. The last column is the test
 # accuracy each model's card reports; where ours differs, both are shown. On a Colab CPU this takes minutes
@@ -140,19 +141,19 @@ from pathlib import Path
 ds = kr.load_emotion(DATA)
 ours = {}
 for run in sorted(Path(RUNS).glob("*/manifest.json")):
-    manifest = kr.read_manifest(run.parent)
+    manifest = krt.read_manifest(run.parent)
     if manifest.get("kind") == "ranker" or manifest["label_names"] != ds.label_names:
         continue  # another task's run (ETHICS, your own data)
     ours[f"{run.parent.name} (ours, fp32)"] = kr.open_predictor(run.parent)
     if (run.parent / "model.int8.onnx").exists():
         ours[f"{run.parent.name} (ours, int8)"] = kr.open_predictor(run.parent, int8=True)
-reachable = {name: model for name, model in MODELS.items() if Path(model).exists() or kr.hub_reachable()}
+reachable = {name: model for name, model in MODELS.items() if Path(model).exists() or krt.hub_reachable()}
 if len(reachable) < len(MODELS):
     print("The Hugging Face hub cannot be reached, so the published models are left out. Their cards report test "
           "accuracy " + ", ".join(f"{name} {accuracy}" for name, accuracy in CARDS.items()))
 split = "test" if "test" in ds.splits else "validation"  # a copy of emotion without its test split: validation
 print(f"scoring on {split}")
-published = kr.compare_finetuned({**reachable, **ours}, ds, split=split, limit=TEST_LIMIT, cards=CARDS)
+published = krt.compare_finetuned({**reachable, **ours}, ds, split=split, limit=TEST_LIMIT, cards=CARDS)
 published
 
 # %% [markdown]
@@ -162,8 +163,8 @@ published
 # the hub, the four published models join it too. 400 texts are too few to order models that are a point apart.
 
 # %%
-fig = kr.plot_latency_vs_accuracy(published, size="params_m")
-kr.save_figure(fig, f"{RUNS}/published_models.png")
+fig = krt.plot_latency_vs_accuracy(published, size="params_m")
+krt.save_figure(fig, f"{RUNS}/published_models.png")
 fig
 
 # %% [markdown]

@@ -28,11 +28,11 @@
 # calls in the open and scored by exact match, then set beside our full runs of every task and the paper's
 # leaderboard.
 #
-# **What `kr` adds here.** The training is ktrain's; ktrain has no ETHICS loader or score, so `kr.get_task` and
-# `kr.load_ethics` read a task with whole groups held out, `kr.exact_match` scores it, `kr.transformer_preprocessor`
+# **What `kr` adds here.** The training is ktrain's; ktrain has no ETHICS loader or score, so `krt.get_task` and
+# `krt.load_ethics` read a task with whole groups held out, `krt.exact_match` scores it, `krt.transformer_preprocessor`
 # is `text.Transformer` told whether the model reads segment ids (ktrain's own check is wrong for pairs),
 # `kr.resolve_model`, `kr.sample`, `kr.set_seed`, `kr.bucket_batches` and `kr.epoch_timer` are notebook 01's, and
-# `kr.committed_ethics_results` and `kr.results_table` set our full runs beside the leaderboard.
+# `krt.committed_ethics_results` and `krt.results_table` set our full runs beside the leaderboard.
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per
@@ -49,6 +49,7 @@ if importlib.util.find_spec("ktrain_recipes") is None:
 
 # %%
 import ktrain_recipes as kr
+import ktrain_recipes_tools as krt
 import ktrain
 import dataclasses  # noqa: F401  (the "Try this" at the end uses it)
 import os
@@ -84,12 +85,12 @@ config = kr.RecipeConfig(
 # justice and deontology come in groups of 4 consecutive test rows that vary one detail of one scenario; virtue in
 # groups of 5 (one sentence, five traits). deontology pairs a request with an excuse, and virtue a sentence with a
 # trait: both are **sentence pairs**, which ktrain's `text.Transformer` takes as a list of `(first, second)` tuples.
-# `kr.load_ethics` reads a task's train and test files (from `config.data`, else the hub) and holds out 10% of the
+# `krt.load_ethics` reads a task's train and test files (from `config.data`, else the hub) and holds out 10% of the
 # training rows for validation, as whole groups: a validation row never shares its scenario with a training row.
 
 # %%
-task = kr.get_task("justice")
-justice = kr.load_ethics(task, config.data)
+task = krt.get_task("justice")
+justice = krt.load_ethics(task, config.data)
 pd.DataFrame({"scenario": justice.texts("test")[:4], "label": justice.labels("test")[:4]})
 
 # %% [markdown]
@@ -97,7 +98,7 @@ pd.DataFrame({"scenario": justice.texts("test")[:4], "label": justice.labels("te
 # get all four right for the group to count.
 
 # %%
-virtue = kr.load_ethics(kr.get_task("virtue"), config.data)
+virtue = krt.load_ethics(krt.get_task("virtue"), config.data)
 pd.DataFrame(virtue.texts("test")[:5], columns=["sentence", "trait"]).assign(label=virtue.labels("test")[:5])
 
 # %% [markdown]
@@ -111,7 +112,7 @@ pd.DataFrame(virtue.texts("test")[:5], columns=["sentence", "trait"]).assign(lab
 # is right. Two groups of 4, the second with one error, give 7/8 accuracy but an exact match of 1/2:
 
 # %%
-kr.exact_match([True, True, True, True, True, False, True, True], 4)
+krt.exact_match([True, True, True, True, True, False, True, True], 4)
 
 # %% [markdown]
 # ## STEP 3: Train on justice with ktrain
@@ -126,7 +127,7 @@ f"{len(train[0]):,} training rows, {len(val[0]):,} validation rows, {len(justice
 
 # %%
 kr.set_seed(config.seed)
-t = kr.transformer_preprocessor(kr.resolve_model(config.model), config.maxlen, justice.label_names,
+t = krt.transformer_preprocessor(kr.resolve_model(config.model), config.maxlen, justice.label_names,
                                 config.batch_size)  # ktrain's text.Transformer, told whether it reads segment ids
 trn = kr.bucket_batches(t.preprocess_train(train[0], justice.label_ids(train[1]), verbose=0), config.seed)
 val_data = kr.bucket_batches(t.preprocess_test(val[0], justice.label_ids(val[1]), verbose=0), config.seed)
@@ -147,7 +148,7 @@ predictor = ktrain.get_predictor(learner.model, preproc=t, batch_size=64)
 test_texts, test_labels = justice.texts("test"), justice.labels("test")
 correct = [guess == truth for guess, truth in zip(predictor.predict(test_texts), test_labels)]
 ours = {"task": "justice", "model": config.model, "accuracy": sum(correct) / len(correct),
-        "exact_match": kr.exact_match(correct, task.group), "n": len(correct), "n_train": len(train[0]),
+        "exact_match": krt.exact_match(correct, task.group), "n": len(correct), "n_train": len(train[0]),
         "epochs": config.epochs, "seconds": timer.trained()["train_seconds"]}
 pd.Series(ours)
 
@@ -158,7 +159,7 @@ pd.Series(ours)
 
 # %% [markdown]
 # ## STEP 4: Beside our full runs and the leaderboard
-# `kr.run_ethics(task, config)` runs these same steps, and saves the predictor, for any task (utilitarianism with
+# `krt.run_ethics(task, config)` runs these same steps, and saves the predictor, for any task (utilitarianism with
 # a ranking loss in plain Keras). Our full runs on every training row of each task, made with it and committed with
 # the project, are read here beside the paper's leaderboard: MiniLM (22.7M parameters, 4 epochs) and MPNet-base
 # (110M, the paper's lower grid point: 2 epochs at lr 3e-5), each at the epoch validation chose. The figure per task
@@ -166,9 +167,9 @@ pd.Series(ours)
 # utilitarianism.
 
 # %%
-full = {"MiniLM, all rows (our full runs)": kr.committed_ethics_results("minilm"),  # 22.7M, 4 epochs (docs/ethics)
-        "MPNet-base, all rows (our full runs)": kr.committed_ethics_results("mpnet")}  # 110M, 2 epochs (docs/mpnet)
-table, details = kr.results_table(full)
+full = {"MiniLM, all rows (our full runs)": krt.committed_ethics_results("minilm"),  # 22.7M, 4 epochs (docs/ethics)
+        "MPNet-base, all rows (our full runs)": krt.committed_ethics_results("mpnet")}  # 110M, 2 epochs (docs/mpnet)
+table, details = krt.results_table(full)
 table.loc[f"{config.model}, this notebook"] = {"justice": round(100 * ours["exact_match"], 1)}
 table
 
@@ -217,7 +218,7 @@ pd.Series({"accuracy": ours["accuracy"], f"accuracy ** {task.group} (mistakes at
 
 # %% [markdown]
 # **More to try.**
-# - Run another task: `kr.run_ethics("deontology", dataclasses.replace(config, out=f"{RUNS}/ethics-deontology"))`
+# - Run another task: `krt.run_ethics("deontology", dataclasses.replace(config, out=f"{RUNS}/ethics-deontology"))`
 #   (its rows are pairs), and compare its exact match with the table.
 # - Train justice on every row (`limit=None`) and see how far exact match moves.
 #

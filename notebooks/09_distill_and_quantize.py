@@ -4,12 +4,12 @@
 # Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/ktrain-recipes/ktrain-recipes/blob/main/notebooks/09_distill_and_quantize.ipynb)
 #
 # DistilBERT distilled BERT during *pre-training*, with a triple loss over masked words and hidden states (notebook
-# 04). This notebook does something smaller and cheaper: *task-specific* logit distillation. The teacher is
+# [03](03_four_architectures.ipynb) shows what that left of BERT). This notebook does something smaller and cheaper: *task-specific* logit distillation. The teacher is
 # MPNet-base (110M parameters) fine-tuned on emotion; the student is the 6-layer MiniLM (22.7M parameters, five times
 # fewer), which learns emotion from the labels and from the teacher's softened output probabilities. The two read
 # text with different tokenizers, so each reads the texts its own way and the teacher's answers are joined to the
 # student's rows text by text. The distilled student is trained with ktrain's own calls, one per step; a second
-# student, on the labels alone, is trained with the one-call `kr.distill`, and transfer data (altered copies of the
+# student, on the labels alone, is trained with the one-call `krt.distill`, and transfer data (altered copies of the
 # training texts that only the teacher labels) is shown, to try. Then each model is quantized to int8 with
 # ONNX Runtime and measured side by side.
 #
@@ -40,14 +40,14 @@
 # [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
 #
 # **What `kr` adds here.** ktrain has no distillation and no int8 path, so most calls here are ours. Distillation:
-# `kr.DistillSettings` and `kr.distill` (the whole recipe in one call), and its parts in the open:
-# `kr.pretrained_classifier` (the student, with a fresh head), `kr.teacher_logits_for`, `kr.pack_targets`,
-# `kr.distillation_loss`, `kr.label_accuracy`, `kr.ready_for_prediction`, with `kr.augment` for transfer data. int8:
+# `krt.DistillSettings` and `krt.distill` (the whole recipe in one call), and its parts in the open:
+# `krt.pretrained_classifier` (the student, with a fresh head), `krt.teacher_logits_for`, `krt.pack_targets`,
+# `krt.distillation_loss`, `krt.label_accuracy`, `krt.ready_for_prediction`, with `krt.augment` for transfer data. int8:
 # `kr.export_onnx`, `kr.open_predictor`, `kr.classify`, `kr.time_side_by_side`. Around them, notebook 01's helpers
 # (`kr.load_data_for`, `kr.sample`, `kr.resolve_model`, `kr.set_seed`, `kr.bucket_batches`, `kr.epoch_timer`,
 # `kr.plot_history`, `kr.score`, `kr.report_table`, `kr.time_inference`, `kr.record_run`,
 # `kr.save_checked_predictor`, `kr.load_checked_predictor`, `kr.run_recipe`), and the comparison's
-# (`kr.inference_row`, `kr.plot_latency_vs_accuracy`).
+# (`krt.inference_row`, `krt.plot_latency_vs_accuracy`).
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per
@@ -64,6 +64,7 @@ if importlib.util.find_spec("ktrain_recipes") is None:
 
 # %%
 import ktrain_recipes as kr
+import ktrain_recipes_tools as krt
 import ktrain
 import dataclasses
 import functools
@@ -94,7 +95,7 @@ config = kr.RecipeConfig(  # the students' run
     eval_limit=None,       # None: all 2,000 validation texts
     overwrite=True,
 )
-settings = kr.DistillSettings(
+settings = krt.DistillSettings(
     teacher=teacher_config.out,  # a predictor saved by `train` (or the cell below)
     student="minilm",           # the pretrained 6-layer MiniLM, with its own tokenizer
     layers=6,                   # all of MiniLM's layers: the student is used whole
@@ -163,22 +164,22 @@ val_data = kr.bucket_batches(s.preprocess_test(val[0], ds.label_ids(val[1])), co
 
 # %% [markdown]
 # The student: the pretrained MiniLM with a fresh classification head. (A student of the teacher's own checkpoint
-# would be cut instead: `kr.cut_layers` keeps every other layer, DistilBERT's initialisation.)
+# would be cut instead: `krt.cut_layers` keeps every other layer, DistilBERT's initialisation.)
 
 # %%
-student = kr.pretrained_classifier(settings.student, n)
+student = krt.pretrained_classifier(settings.student, n)
 f"student: {student.count_params():,} parameters"
 
 # %% [markdown]
 # The targets. ktrain's transformer datasets accept any target array, so each example's target becomes its one-hot
-# label followed by the teacher's logits for that text; the loss splits them again. `kr.teacher_logits_for` runs the
+# label followed by the teacher's logits for that text; the loss splits them again. `krt.teacher_logits_for` runs the
 # teacher once over the texts *as the teacher reads them* and returns its logits in the texts' order, the order of
 # the student's rows.
 
 # %%
-logits = [kr.teacher_logits_for(teacher.model, t, train[0], ds.label_ids(train[1])),
-          kr.teacher_logits_for(teacher.model, t, val[0], ds.label_ids(val[1]))]
-kr.pack_targets(teacher.model, trn, val_data, logits=logits)
+logits = [krt.teacher_logits_for(teacher.model, t, train[0], ds.label_ids(train[1])),
+          krt.teacher_logits_for(teacher.model, t, val[0], ds.label_ids(val[1]))]
+krt.pack_targets(teacher.model, trn, val_data, logits=logits)
 trn.y.shape  # texts x (6 labels + 6 teacher logits)
 
 # %% [markdown]
@@ -191,8 +192,8 @@ trn.y.shape  # texts x (6 labels + 6 teacher logits)
 import tensorflow as tf
 
 student.compile(optimizer=tf.keras.optimizers.legacy.Adam(config.lr),
-                loss=kr.distillation_loss(n, settings.temperature, settings.alpha),
-                metrics=[kr.label_accuracy(n)])
+                loss=krt.distillation_loss(n, settings.temperature, settings.alpha),
+                metrics=[krt.label_accuracy(n)])
 learner = ktrain.get_learner(student, train_data=trn, val_data=val_data, batch_size=config.batch_size)
 
 # %%
@@ -208,12 +209,12 @@ history = learner.fit_onecycle(config.lr, config.epochs, callbacks=[timer])
 kr.plot_history(history.history)
 
 # %% [markdown]
-# A predictor, as in every notebook: `kr.ready_for_prediction` compiles the student with a plain loss and gives it a
+# A predictor, as in every notebook: `krt.ready_for_prediction` compiles the student with a plain loss and gives it a
 # copy of the student's reader that holds the trained model's config (ktrain rebuilds a saved model from it);
 # then `ktrain.get_predictor`, scores, timing and the checked save.
 
 # %%
-predictor = ktrain.get_predictor(*kr.ready_for_prediction(learner.model, s), batch_size=config.batch_size)
+predictor = ktrain.get_predictor(*krt.ready_for_prediction(learner.model, s), batch_size=config.batch_size)
 metrics = kr.score(val[1], predictor.predict(val[0]), ds.label_names)
 metrics["inference"] = kr.time_inference(predictor.predict, val[0])
 kr.record_run(metrics, config, s.maxlen, timer.trained(), learner, n_train=len(train[0]), data_source=ds.source,
@@ -223,14 +224,14 @@ kr.report_table(metrics)
 
 # %% [markdown]
 # ## STEP 3: A student on the labels alone, in one call
-# `kr.distill` makes the calls above in one (with a checkpoint, `--resume` and the same checked save); the command
+# `krt.distill` makes the calls above in one (with a checkpoint, `--resume` and the same checked save); the command
 # line's `python -m ktrain_recipes distill` runs it. The long runs below save their whole training state after every
-# epoch: after a Colab disconnect, run the cells above again and call the same `kr.distill(...)` with
+# epoch: after a Colab disconnect, run the cells above again and call the same `krt.distill(...)` with
 # `dataclasses.replace(config, ..., resume=True)` to go on from the last finished epoch, mid-schedule. With
 # `alpha=1` the student learns from the labels alone, and shows what the teacher adds.
 
 # %%
-alone = kr.distill(dataclasses.replace(config, out=config.out + "-labels"), dataclasses.replace(settings, alpha=1.0))
+alone = krt.distill(dataclasses.replace(config, out=config.out + "-labels"), dataclasses.replace(settings, alpha=1.0))
 
 # %% [markdown]
 # ## STEP 4: Transfer data the teacher labels
@@ -239,16 +240,16 @@ alone = kr.distill(dataclasses.replace(config, out=config.out + "-labels"), data
 # Task-Specific Knowledge from BERT into Simple Neural Networks") make it from the training texts alone: in each
 # copy of a text some words are masked, some replaced by another word of the corpus, some dropped, the order is
 # shuffled within windows of three words, and sometimes only an n-gram is kept. The copies may no longer mean what
-# their text meant, so they get no true label: the teacher labels each with its probabilities. `kr.augment` makes
+# their text meant, so they get no true label: the teacher labels each with its probabilities. `krt.augment` makes
 # the copies (seeded: the same call gives the same copies):
 
 # %%
 print(train[0][0])
-for altered in kr.augment([train[0][0]], 3, seed=config.seed):
+for altered in krt.augment([train[0][0]], 3, seed=config.seed):
     print("  ", altered)
 
 # %% [markdown]
-# `kr.distill(..., dataclasses.replace(settings, augment=1))` adds one copy of each text after the training texts,
+# `krt.distill(..., dataclasses.replace(settings, augment=1))` adds one copy of each text after the training texts,
 # runs the teacher over all of them and, for the copies, puts the teacher's probabilities where the one-hot labels
 # were; the validation texts stay as they are. It is left to try (below), because one copy of each text costs about
 # half an hour on a 2-core CPU with this teacher. Of everything we tried it is the one that paid, though by less than
@@ -287,7 +288,7 @@ for name, folder in models.items():
     for kind, int8, weights in [("fp32", False, "tf_model.h5"), ("int8", True, "model.int8.onnx")]:
         def load(f=folder, i=int8):  # loading is part of what inference_row measures
             return functools.partial(kr.classify, kr.open_predictor(f, int8=i))
-        rows.append(kr.inference_row(f"{name} {kind}", load, folder, val, ds.label_names, weights))
+        rows.append(krt.inference_row(f"{name} {kind}", load, folder, val, ds.label_names, weights))
         predict[f"{name} {kind}"] = load()
 table = pd.DataFrame(rows).set_index("name").drop(columns=["train_examples_per_s", "peak_rss_mb"])
 medians = pd.DataFrame(kr.time_side_by_side(predict, val[0], rounds=3)).T
@@ -296,7 +297,7 @@ table[timing] = medians[timing].astype(float)
 table
 
 # %%
-kr.plot_latency_vs_accuracy(table, y="val_accuracy")
+krt.plot_latency_vs_accuracy(table, y="val_accuracy")
 
 # %% [markdown]
 # Read the table for three things.
@@ -359,8 +360,9 @@ pd.DataFrame({name: {"accuracy lost (points)": 100 * (table.loc[f"{name} fp32", 
 # **More to try.** Distil with `alpha=1` (the labels alone) and a different seed, and see how far two seeds of the
 # same setting move: that spread is the smallest difference worth believing
 # ([05_better_or_noise](05_better_or_noise.ipynb) shows how to judge a change against it). Then give the student
-# transfer data (STEP 4), one copy of each text: `kr.distill(dataclasses.replace(config, out=config.out + "-augmented"),
-# dataclasses.replace(settings, augment=1))`, and add its folder to `models` before STEP 5.
+# transfer data (STEP 4), one copy of each text:
+# `krt.distill(dataclasses.replace(config, out=config.out + "-augmented"), dataclasses.replace(settings, augment=1))`,
+# and add its folder to `models` before STEP 5.
 #
 # **Next:**
 # [10_keras3_keras_hub](10_keras3_keras_hub.ipynb): the same kind of run after ktrain, in Keras 3 and KerasHub; and

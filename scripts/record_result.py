@@ -2,7 +2,7 @@
 
     python scripts/record_result.py notebooks/runs/base-size base-size-3ep "notebook 02's committed run (...)"
 
-The row holds what `kr.compare_runs` shows for the run (its columns, rounded as results.json keeps them), so the
+The row holds what `krt.compare_runs` shows for the run (its columns, rounded as results.json keeps them), so the
 record and the table a learner makes from the same folder agree. A name already in the record is replaced only
 with --replace: a figure is written once.
 """
@@ -14,7 +14,7 @@ import json
 import math
 from pathlib import Path
 
-from ktrain_recipes.studies.compare import COLUMNS, compare_runs
+from ktrain_recipes_tools.studies.compare import COLUMNS, compare_runs
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results.json"
 DIGITS = {"accuracy": 4, "macro_f1": 4, "train_seconds": 3, "latency_p50_ms": 4, "throughput_per_s": 4,

@@ -4,6 +4,7 @@ mkdocs (mkdocs.yml) builds the site from the staged folder: `make docs`."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import sys
@@ -43,19 +44,29 @@ REPO = "https://github.com/ktrain-recipes/ktrain-recipes/blob/main/"
 
 def site_links(text: str, out: Path) -> str:
     """A notebook's links to this repository's pages, as links inside the site where the site has the page: on
-    GitHub and Colab the notebooks link to GitHub, which on the site would leave it (and go nowhere offline). A
-    notebook's page is notebooks/NAME/, so the site's other pages are one folder further up."""
-    def local(match: re.Match) -> str:
-        path, anchor = match.group(1), match.group(2) or ""
+    GitHub and Colab the notebooks link to GitHub, which on the site would leave it (and go nowhere offline), and
+    to each other relatively (``[01](01_minilm_step_by_step.ipynb)``), which on the site would miss by one folder.
+    A notebook's page is notebooks/NAME/, so the site's other pages are one folder further up."""
+    def on_site(path: str, anchor: str) -> str | None:
         if path.endswith(".md") and (out / path).is_file():
             return "../../" + path.removesuffix(".md") + "/" + anchor
         if path.startswith("notebooks/") and path.endswith(".ipynb") and (out / path).is_file():
             return "../" + Path(path).stem + "/" + anchor
         if (out / path).is_file():  # a record the site carries (a JSON file a run wrote)
             return "../../" + path + anchor
-        return match.group(0)
+        return None
 
-    return re.sub(re.escape(REPO) + r"([\w./-]+)(#[\w-]*)?", local, text)
+    def from_github(match: re.Match) -> str:
+        return on_site(match.group(1), match.group(2) or "") or match.group(0)
+
+    def relative(match: re.Match) -> str:
+        # relative to notebooks/ on GitHub, Colab and in Jupyter; the repository's path of its target
+        path = os.path.normpath(os.path.join("notebooks", match.group(1)))
+        found = None if path.startswith("..") else on_site(path, match.group(2) or "")
+        return f"]({found})" if found else match.group(0)
+
+    text = re.sub(re.escape(REPO) + r"([\w./-]+)(#[\w-]*)?", from_github, text)
+    return re.sub(r"\]\((?!https?://|#|mailto:)([\w./-]+)(#[\w-]*)?\)", relative, text)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ def numbers(value) -> list[float]:
 
 def record_numbers(root: Path = ROOT) -> list[float]:
     """The numbers of every record: the JSON files under docs/ and the published figures."""
-    from ktrain_recipes.studies.finetuned import CARD_SPEED, PUBLISHED, VERIFIED
+    from ktrain_recipes_tools.studies.finetuned import CARD_SPEED, PUBLISHED, VERIFIED
 
     found = [n for path in sorted((root / "docs").rglob("*.json")) for n in numbers(json.loads(path.read_text()))]
     found += [card for _, card in PUBLISHED.values()] + [v for v in VERIFIED.values() if v] + list(CARD_SPEED.values())

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 import httpx
 
-from ktrain_recipes.studies.serve_bench import free_port, stop
+from ktrain_recipes_tools.studies.serve_bench import free_port, stop
 
 
 @contextmanager

@@ -7,8 +7,8 @@ import asyncio
 import numpy as np
 import pytest
 
-from ktrain_recipes.service.batcher import MicroBatcher
-from ktrain_recipes.service.model import LoadedModel, load_model
+from ktrain_recipes_tools.service.batcher import MicroBatcher
+from ktrain_recipes_tools.service.model import LoadedModel, load_model
 
 
 class Recording:
@@ -126,8 +126,8 @@ def test_the_service_has_two_limits_texts_per_request_and_texts_per_model_call(e
     a request of 40 texts with --max-call 16 is answered whole, by calls of at most 16 texts."""
     from fastapi.testclient import TestClient
 
-    from ktrain_recipes.service.app import create_app
-    from ktrain_recipes.service.settings import ServiceSettings
+    from ktrain_recipes_tools.service.app import create_app
+    from ktrain_recipes_tools.service.settings import ServiceSettings
 
     settings = ServiceSettings(str(exported), max_batch=40, max_call=16, max_queue=64, reload_interval=0)
     model = load_model(exported, "int8", batch_size=settings.max_call)
@@ -149,12 +149,40 @@ def test_the_service_has_two_limits_texts_per_request_and_texts_per_model_call(e
         assert client.get("/metadata").json()["limits"]["max_call"] == 16
 
 
+def test_the_service_loads_its_model_with_max_call_texts_per_call(exported):
+    """The real wiring, not a model the test built: the app, the server, the reloader and Ray Serve load through
+    ``serving_model``, whose int8 model runs calls of at most --max-call texts."""
+    from fastapi.testclient import TestClient
+
+    from ktrain_recipes_tools.service.app import create_app
+    from ktrain_recipes_tools.service.settings import ServiceSettings
+
+    settings = ServiceSettings(str(exported), max_batch=40, max_call=16, max_queue=64, reload_interval=0,
+                               backend="int8")
+    with TestClient(create_app(settings)) as client:
+        classifier = client.app.state.batcher.model.classifier
+        # both layers hold the limit: each would hide the other's mistake from a count of calls alone
+        assert (client.app.state.batcher.max_batch, classifier.batch_size) == (16, 16)
+        calls: list[int] = []
+        session = classifier.session
+
+        class Counting:
+            def run(self, names, feed):
+                calls.append(len(next(iter(feed.values()))))
+                return session.run(names, feed)
+
+        classifier.session = Counting()
+        answer = client.post("/predict", json={"texts": [f"i feel fine {i}" for i in range(40)]})
+        assert answer.status_code == 200 and len(answer.json()["predictions"]) == 40
+        assert calls and max(calls) <= 16 and sum(calls) == 40
+
+
 def test_a_request_past_its_deadline_is_answered_at_the_deadline_not_when_the_model_is_free():
     """A 200 ms deadline behind a 1 s model call was answered 503 after 1.02-1.21 s: the deadline is kept by a
     timer, and the batcher drops the expired request when it reaches it (never calling the model for it)."""
     import time
 
-    from ktrain_recipes.service.batcher import DeadlineExceeded
+    from ktrain_recipes_tools.service.batcher import DeadlineExceeded
 
     class Slow(Recording):
         def predict_proba(self, texts):

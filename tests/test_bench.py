@@ -2,8 +2,10 @@ import json
 
 import pytest
 
-from ktrain_recipes import RecipeConfig, cli, compare_runs, recommend
-from ktrain_recipes.studies.bench import PeakRSS, run_bench
+from ktrain_recipes import RecipeConfig
+from ktrain_recipes_tools import cli
+from ktrain_recipes_tools import compare_runs, recommend
+from ktrain_recipes_tools.studies.bench import PeakRSS, run_bench
 import shutil
 from ktrain_recipes import RecipesError
 
@@ -53,7 +55,8 @@ def test_peak_rss_sees_an_allocation():
 
 def test_bench_cli_delegates(monkeypatch):
     seen = {}
-    monkeypatch.setattr("ktrain_recipes.studies.bench.run_bench", lambda config, **kw: seen.update(kw, config=config))
+    monkeypatch.setattr("ktrain_recipes_tools.studies.bench.run_bench",
+                        lambda config, **kw: seen.update(kw, config=config))
     assert cli.main(["bench", "--limit", "10", "--epochs", "1", "--predictor", "p"]) == 0
     config = seen["config"]
     assert (config.limit, config.epochs, config.model, seen["predictor"]) == (10, 1, "minilm", "p")
@@ -78,7 +81,7 @@ def kr_error():
 
 
 def test_the_ratios_read_each_way_round():
-    from ktrain_recipes.studies.bench import ratios
+    from ktrain_recipes_tools.studies.bench import ratios
 
     a = {"train_examples_per_s": 2.0}  # the tutorial's recipe
     b = {"train_examples_per_s": 52.0}  # ours: 26x faster

@@ -3,8 +3,8 @@ see on every route: tokens read per item, a flag when cut, a count in /metrics, 
 
 import pytest
 
-from ktrain_recipes.service.app import create_app
-from ktrain_recipes.service.settings import ServiceSettings
+from ktrain_recipes_tools.service.app import create_app
+from ktrain_recipes_tools.service.settings import ServiceSettings
 
 TEXTS = ["i feel so happy today", "i am terrified of the dark", "this makes me furious"]
 LONG = "i feel " + " ".join(["wonderful"] * 150)
@@ -100,7 +100,7 @@ def test_the_latency_by_length_counts_each_request_under_its_longest_item(client
 
     before = counts(client.get("/metrics").text)
     assert set(before) == {"1-16", "17-32", "33-64", "65-128", "129+"}  # every series from 0
-    from ktrain_recipes.service.metrics import length_bucket
+    from ktrain_recipes_tools.service.metrics import length_bucket
 
     short, longer = "i am happy", " ".join(["i feel so very happy and relaxed today"] * 3)
     alone = client.post("/predict", json={"texts": [short]}).json()["predictions"][0]["tokens"]

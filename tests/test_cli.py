@@ -7,7 +7,8 @@ import sys
 import pytest
 
 import ktrain_recipes as kr
-from ktrain_recipes import RecipeConfig, RecipesError, cli
+from ktrain_recipes import RecipeConfig, RecipesError
+from ktrain_recipes_tools import cli
 from ktrain_recipes.config import GROUPS
 
 
@@ -194,7 +195,7 @@ def test_a_commands_config_holds_only_its_own_groups_flags(argv, kind, own):
     import dataclasses
 
     from ktrain_recipes import config as settings_module
-    from ktrain_recipes.commands.flags import settings_from_args
+    from ktrain_recipes_tools.commands.flags import settings_from_args
 
     settings_class = getattr(settings_module, kind)
     args = cli.build_parser().parse_args(argv)
@@ -215,7 +216,7 @@ def test_a_commands_config_holds_only_its_own_groups_flags(argv, kind, own):
 ])
 def test_distill_settings_out_of_range_fail_before_anything_loads(flags, message, tmp_path, capsys, monkeypatch):
     # the teacher and the data do not exist: a check made after loading would name them instead
-    monkeypatch.setattr("ktrain_recipes.training.distill.distill", lambda *a: pytest.fail("should not distill"))
+    monkeypatch.setattr("ktrain_recipes_tools.training.distill.distill", lambda *a: pytest.fail("should not distill"))
     assert cli.main(["distill", "--teacher", str(tmp_path / "no-teacher"), "--data", str(tmp_path / "no-data"),
                      "--out", str(tmp_path / "s"), *flags]) == 1
     err = capsys.readouterr().err
@@ -225,7 +226,7 @@ def test_distill_settings_out_of_range_fail_before_anything_loads(flags, message
 def test_every_distill_setting_is_a_flag_with_its_fields_default():
     import dataclasses
 
-    from ktrain_recipes.training.distill import DistillSettings
+    from ktrain_recipes_tools.training.distill import DistillSettings
 
     sub = cli.build_parser()._subparsers._group_actions[0].choices["distill"]
     flags = {a.dest: a for a in sub._actions}

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from ktrain_recipes import RecipesError, compare_runs, recommend
-import ktrain_recipes as kr
-from ktrain_recipes import cli
+from ktrain_recipes import RecipesError
+from ktrain_recipes_tools import compare_runs, recommend
+import ktrain_recipes_tools as krt
+from ktrain_recipes_tools import cli
 
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -52,7 +53,7 @@ def test_the_record_joins_your_runs_each_named_as_such(tiny_predictor, tmp_path)
 def test_compare_writes_csv_and_json(tiny_predictor, tmp_path):
     import pandas as pd
 
-    from ktrain_recipes import cli
+    from ktrain_recipes_tools import cli
 
     assert cli.main(["compare", "--runs", str(tiny_predictor.parent), "--table", str(tmp_path / "t.csv")]) == 0
     saved = json.loads((tiny_predictor / "metrics.json").read_text())["accuracy"]
@@ -68,7 +69,7 @@ def test_compare_skips_unreadable_scores_with_a_note(tiny_predictor, tmp_path, c
     metrics = json.loads((runs / "good" / "metrics.json").read_text())
     (runs / "string" / "metrics.json").write_text(json.dumps({**metrics, "accuracy": "high"}))
     (runs / "empty" / "metrics.json").write_text(json.dumps({"settings": {}}))
-    table = kr.compare_runs(runs)
+    table = krt.compare_runs(runs)
     assert list(table.index) == ["good"]
     assert capsys.readouterr().err.count("note: skipped") == 2
     assert cli.main(["compare", "--runs", str(runs), "--table", str(tmp_path / "missing" / "t.csv")]) == 1

@@ -5,7 +5,9 @@ import re
 import pytest
 
 import ktrain_recipes as kr
-from ktrain_recipes import RecipeConfig, RecipesError, cli
+import ktrain_recipes_tools as krt
+from ktrain_recipes import RecipeConfig, RecipesError
+from ktrain_recipes_tools import cli
 
 
 # RecipeConfig refuses what would fail later
@@ -51,7 +53,7 @@ def test_every_setting_checks_its_type_booleans_included(make, words):
 @pytest.mark.parametrize("field, value", [("cors_origin", 123), ("api_key_file", 5), ("ray_address", 7)])
 def test_service_settings_refuse_a_number_where_a_path_or_origin_belongs(field, value):
     from ktrain_recipes.errors import RecipesError
-    from ktrain_recipes.service.settings import ServiceSettings
+    from ktrain_recipes_tools.service.settings import ServiceSettings
 
     with pytest.raises(RecipesError, match=f"--{field.replace('_', '-')} must be a string"):
         ServiceSettings("some/folder", **{field: value})
@@ -61,7 +63,7 @@ def test_augment_refuses_a_negative_seed_in_one_line():
     import ktrain_recipes as kr
 
     with pytest.raises(kr.RecipesError, match="seed must be a whole number"):
-        kr.augment(["i feel fine"], copies=1, seed=-1)
+        krt.augment(["i feel fine"], copies=1, seed=-1)
 
 
 @pytest.mark.parametrize("value, kwargs, message", [
@@ -82,9 +84,9 @@ def test_one_rule_for_a_whole_number_refuses_bools_floats_and_out_of_range(value
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: kr.augment(["a b"], 1, window=True), "window must be a whole number of at least 1, got True"),
-    (lambda: kr.CostSettings(steps=1.0), "CostSettings.steps must be a whole number of at least 1, got 1.0"),
-    (lambda: kr.DistillSettings(teacher="t", layers=True), "--layers must be a whole number of at least 1, got True"),
+    (lambda: krt.augment(["a b"], 1, window=True), "window must be a whole number of at least 1, got True"),
+    (lambda: krt.CostSettings(steps=1.0), "CostSettings.steps must be a whole number of at least 1, got 1.0"),
+    (lambda: krt.DistillSettings(teacher="t", layers=True), "--layers must be a whole number of at least 1, got True"),
 ])
 def test_every_count_is_refused_by_the_one_rule(call, message):
     """A bool passed for a count was taken as 1 by the hand-written checks of augment and the distillation settings."""

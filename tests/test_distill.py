@@ -7,11 +7,14 @@ import numpy as np
 import pytest
 
 import ktrain_recipes as kr
+import ktrain_recipes_tools as krt
 from ktrain_recipes.data.loading import EMOTION_LABELS
-from ktrain_recipes import RecipesError, cli
-from ktrain_recipes import DistillSettings, RecipeConfig
-from ktrain_recipes.training.distill import distillation_loss
-from ktrain_recipes.training.students import cut_layers, encoder_layers, layer_map
+from ktrain_recipes import RecipesError
+from ktrain_recipes_tools import cli
+from ktrain_recipes import RecipeConfig
+from ktrain_recipes_tools import DistillSettings
+from ktrain_recipes_tools.training.distill import distillation_loss
+from ktrain_recipes_tools.training.students import cut_layers, encoder_layers, layer_map
 
 
 def test_layer_map_keeps_every_other_layer():
@@ -77,7 +80,7 @@ def test_a_tiny_teacher_distils_into_a_saved_student(tiny_models, small_data, tm
     assert cli.main(["distill", "--teacher", str(teacher), "--layers", "1", "--alpha", "2",
                      "--out", str(tmp_path / "x")]) == 1
     # bench: the student's rows, and teacher and student timed side by side at each precision
-    from ktrain_recipes.studies.bench import run_bench
+    from ktrain_recipes_tools.studies.bench import run_bench
 
     config = kr.RecipeConfig(tiny_models["bert"], data=str(small_data), limit=48, eval_limit=30, epochs=1)
     result = run_bench(config, predictor=str(teacher), out=tmp_path / "bench", assets=tmp_path / "assets",
@@ -94,7 +97,7 @@ def test_a_student_of_another_tokenizer_reads_with_its_own_and_is_taught_row_for
                                                                                       small_data, tmp_path):
     """A BERT teacher, a RoBERTa student (another vocabulary, no segment ids): each text's teacher logits, computed
     on the teacher's reading of it, reach that text in the student's batches."""
-    from ktrain_recipes.training.distill import teacher_logits_for
+    from ktrain_recipes_tools.training.distill import teacher_logits_for
 
     teacher = kr.load_checked_predictor(tiny_predictor)
     texts = ["i feel fine", "a much longer text about how awful and lonely and sad i feel today", "joy", "so angry"]
@@ -150,15 +153,15 @@ def test_distill_ctrl_c_keeps_its_checkpoint_and_resume_goes_on(tiny_predictor, 
                           lr=1e-3)
     settings = DistillSettings(str(tiny_predictor), layers=1)
     monkeypatch.setattr(train, "epoch_timer", ctrl_c_in_second_epoch)
-    interrupted = kr.distill(config, settings)
+    interrupted = krt.distill(config, settings)
     assert interrupted["interrupted"] and interrupted["epochs_completed"] == 1
     assert "--resume goes on" in capsys.readouterr().err
     checkpoint = tmp_path / ".student.resume"
     assert (checkpoint / "run.json").exists()  # kept after Ctrl-C, as the message says
     monkeypatch.setattr(train, "epoch_timer", timer)
     with pytest.raises(RecipesError, match="other settings:.*alpha"):
-        kr.distill(dataclasses.replace(config, resume=True), dataclasses.replace(settings, alpha=0.9))
-    resumed = kr.distill(dataclasses.replace(config, resume=True), settings)
+        krt.distill(dataclasses.replace(config, resume=True), dataclasses.replace(settings, alpha=0.9))
+    resumed = krt.distill(dataclasses.replace(config, resume=True), settings)
     assert "resuming after 1 of 2 epoch(s)" in capsys.readouterr().err
     assert resumed["epochs_completed"] == 2 and not resumed["interrupted"] and not checkpoint.exists()
     assert resumed["optimizer_steps"] == 2 * 4  # 64 texts in batches of 16, two epochs, none trained twice
@@ -168,7 +171,7 @@ def test_distill_ctrl_c_keeps_its_checkpoint_and_resume_goes_on(tiny_predictor, 
 def test_distill_takes_the_teachers_maxlen_and_refuses_another(tiny_predictor, small_data, tmp_path, capsys):
     config = RecipeConfig(data=str(small_data), out=str(tmp_path / "s"), maxlen=64, epochs=1)
     with pytest.raises(RecipesError, match="takes the teacher's maxlen"):
-        kr.distill(config, DistillSettings(str(tiny_predictor)))
+        krt.distill(config, DistillSettings(str(tiny_predictor)))
     with pytest.raises(SystemExit):  # the CLI has no --maxlen for distill
         cli.main(["distill", "--teacher", str(tiny_predictor), "--out", str(tmp_path / "s"), "--maxlen", "64"])
     assert "unrecognized arguments: --maxlen" in capsys.readouterr().err
@@ -176,7 +179,7 @@ def test_distill_takes_the_teachers_maxlen_and_refuses_another(tiny_predictor, s
 
 
 def test_augmented_copies_are_altered_seeded_and_keep_pairs():
-    from ktrain_recipes.training.augment import augment
+    from ktrain_recipes_tools.training.augment import augment
 
     texts = ["i feel so happy and relaxed today after the long walk", "this storm makes me nervous and afraid"]
     copies = augment(texts, 5, seed=3)
@@ -242,7 +245,7 @@ def test_a_labels_only_student_never_runs_the_teacher(tiny_predictor, small_data
 
 
 def test_distill_refuses_what_it_would_ignore_or_crash_on(tiny_predictor, tiny_models, small_data, tmp_path, capsys):
-    from ktrain_recipes.training.distill import DistillSettings
+    from ktrain_recipes_tools.training.distill import DistillSettings
 
     with pytest.raises(SystemExit):  # the student reads with the teacher's maxlen: no flag to ignore
         cli.main(["distill", "--teacher", str(tiny_predictor), "--out", str(tmp_path / "s"), "--maxlen", "9"])
@@ -258,12 +261,12 @@ def test_distill_refuses_what_it_would_ignore_or_crash_on(tiny_predictor, tiny_m
 
 # settings that would silently do the wrong thing are refused where they are written
 @pytest.mark.parametrize("call, message", [
-    (lambda kr: kr.augment("one text", 2), "takes a list of texts"),
-    (lambda kr: kr.augment(["a b c"], -1), "copies must be a whole number"),
-    (lambda kr: kr.augment(["a b c"], 2, p_mask=float("nan")), "p_mask must be a chance"),
-    (lambda kr: kr.augment(["a b c"], 2, p_mask=5), "p_mask must be a chance"),
-    (lambda kr: kr.augment(["a b c"], 2, p_mask=0.6, p_replace=0.6), "at most 1"),
-    (lambda kr: kr.augment(["a b c"], 2, window=0), "window must be"),
+    (lambda kr: krt.augment("one text", 2), "takes a list of texts"),
+    (lambda kr: krt.augment(["a b c"], -1), "copies must be a whole number"),
+    (lambda kr: krt.augment(["a b c"], 2, p_mask=float("nan")), "p_mask must be a chance"),
+    (lambda kr: krt.augment(["a b c"], 2, p_mask=5), "p_mask must be a chance"),
+    (lambda kr: krt.augment(["a b c"], 2, p_mask=0.6, p_replace=0.6), "at most 1"),
+    (lambda kr: krt.augment(["a b c"], 2, window=0), "window must be"),
     (lambda kr: kr.RecipeConfig(labels={"joy", "sadness"}), "must be a list, in the order"),
 ])
 def test_settings_that_would_do_the_wrong_thing_are_refused(call, message):

@@ -4,11 +4,12 @@ import json
 
 import pytest
 
-from ktrain_recipes import RecipeConfig, RecipesError, cli
-from ktrain_recipes.studies.ethics import chosen_epoch, run_ethics
-from ktrain_recipes.studies.ethics_data import (TASKS, exact_match, get_task, load_ethics, load_pairs, read_pairs,
+from ktrain_recipes import RecipeConfig, RecipesError
+from ktrain_recipes_tools import cli
+from ktrain_recipes_tools.studies.ethics import chosen_epoch, run_ethics
+from ktrain_recipes_tools.studies.ethics_data import (TASKS, exact_match, get_task, load_ethics, load_pairs, read_pairs,
                                                 score_task, task_file)
-from ktrain_recipes.studies.ethics_groups import group_exact_match, group_split, train_groups
+from ktrain_recipes_tools.studies.ethics_groups import group_exact_match, group_split, train_groups
 import shutil
 
 
@@ -82,7 +83,7 @@ def test_short_runs_score_the_test_split(task, ethics_dir, tiny_models, tmp_path
 
 
 def test_the_ranker_learns_which_scenario_is_more_pleasant(tiny_models):
-    from ktrain_recipes.studies.ethics_ranker import rank_pairs, train_ranker
+    from ktrain_recipes_tools.studies.ethics_ranker import rank_pairs, train_ranker
 
     pairs = [(f"i won a lovely prize number {i}", f"i lost my wallet again {i}") for i in range(64)]
     config = RecipeConfig(tiny_models["bert"], epochs=3, lr=1e-3, batch_size=16).with_defaults()
@@ -112,8 +113,8 @@ def test_no_validation_row_shares_a_group_with_a_training_row(task, ethics_dir):
 
 
 def test_utilitarianism_validation_pairs_share_no_opening_sentence_with_training(ethics_dir):
-    from ktrain_recipes.studies.ethics_data import load_pairs, split_pairs
-    from ktrain_recipes.studies.ethics_groups import opening
+    from ktrain_recipes_tools.studies.ethics_data import load_pairs, split_pairs
+    from ktrain_recipes_tools.studies.ethics_groups import opening
 
     pairs, _ = load_pairs(get_task("utilitarianism"), ethics_dir, "test")
     train, val = split_pairs(pairs, 0.1, 42)
@@ -246,7 +247,7 @@ def test_a_ranker_cut_in_epoch_2_resumes_to_the_uninterrupted_runs_model(ethics_
     import numpy as np
     from transformers import AutoTokenizer, TFAutoModelForSequenceClassification
 
-    from ktrain_recipes.studies import ethics_ranker
+    from ktrain_recipes_tools.studies import ethics_ranker
 
     from interrupts import ctrl_c_at_epoch
 
@@ -316,7 +317,7 @@ def test_an_ethics_run_cut_in_epoch_2_resumes_with_its_first_epochs_scores(ethic
 
 @pytest.mark.parametrize("content", ["", "a,b,c\nd\n"])
 def test_bad_utilitarianism_files_are_one_line(tmp_path, content):
-    from ktrain_recipes.studies.ethics_data import read_pairs
+    from ktrain_recipes_tools.studies.ethics_data import read_pairs
 
     (tmp_path / "util_test.csv").write_text(content)
     with pytest.raises(RecipesError, match="util_test.csv"):
@@ -343,7 +344,7 @@ def test_ethics_files_are_checked_before_training(ethics_dir, tmp_path, capsys):
 def test_each_models_committed_runs_are_read_from_its_own_records_at_seed_42():
     from pathlib import Path
 
-    from ktrain_recipes.studies.ethics import committed_ethics_results, results_table
+    from ktrain_recipes_tools.studies.ethics import committed_ethics_results, results_table
 
     docs = Path(__file__).resolve().parents[1] / "docs"
     mpnet = {r["task"]: r for r in committed_ethics_results("mpnet")}

@@ -4,7 +4,7 @@ from ktrain_recipes import RecipesError, report_table, score
 from ktrain_recipes.inference.evaluate import evaluate_predictor, format_report
 import json
 import ktrain_recipes as kr
-from ktrain_recipes import cli
+from ktrain_recipes_tools import cli
 
 
 NAMES = ["sadness", "joy", "love"]

@@ -8,7 +8,7 @@ import pytest
 
 import ktrain_recipes as kr
 from ktrain_recipes import RecipesError
-from ktrain_recipes.studies.finetuned import compare_finetuned, label_order, wrap_finetuned
+from ktrain_recipes_tools.studies.finetuned import compare_finetuned, label_order, wrap_finetuned
 
 
 def test_label_order_maps_by_name_takes_generic_names_in_data_order_and_refuses_others(capsys):
@@ -59,7 +59,7 @@ def test_a_model_whose_labels_come_in_another_order_is_read_by_name(tiny_predict
 
 # compare_finetuned refuses a loaded predictor that does not fit the data, instead of a 0.0 row
 def test_compare_finetuned_refuses_a_predictor_of_other_labels_or_kind(exported, small_data):
-    from ktrain_recipes.studies.finetuned import compare_finetuned
+    from ktrain_recipes_tools.studies.finetuned import compare_finetuned
 
     ds = kr.load_emotion(small_data)
     model = kr.open_predictor(exported, int8=True)

@@ -46,7 +46,7 @@ def test_predict_on_random_strings(tiny_predictor):
 
 @pytest.mark.parametrize("seed", range(10))
 def test_random_numeric_flags_are_accepted_in_range_or_refused_in_one_line(seed, monkeypatch, capsys):
-    from ktrain_recipes import cli
+    from ktrain_recipes_tools import cli
 
     rng = random.Random(seed)
     values = ["0", "-1", "nan", "inf", "-inf", "1e-4", "3", "1e999", "2.5", "", "x", "-0"]

@@ -9,9 +9,9 @@ import weakref
 
 from fastapi.testclient import TestClient
 
-from ktrain_recipes.service import heap
-from ktrain_recipes.service.app import create_app
-from ktrain_recipes.service.settings import ServiceSettings
+from ktrain_recipes_tools.service import heap
+from ktrain_recipes_tools.service.app import create_app
+from ktrain_recipes_tools.service.settings import ServiceSettings
 
 
 class Node:
@@ -64,7 +64,7 @@ def test_a_large_request_gives_its_memory_back_to_the_system_and_a_small_one_doe
     returns them after a request whose body is large, off the event loop."""
     import threading
 
-    from ktrain_recipes.service import guard as guard_module
+    from ktrain_recipes_tools.service import guard as guard_module
 
     calls = []
     done = threading.Event()

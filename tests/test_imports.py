@@ -10,16 +10,17 @@ PACKAGE = Path(ktrain_recipes.__file__).parent
 # lowest first: a module may import from its own layer or a lower one
 LAYERS = [
     {"errors", "compat", "versions", "network", "batch_policy", "model_safety", "digests", "model_cache", "models",
-     "mpnet", "segments", "config", "training_settings", "flag_values", "plots", "notebook"},
+     "mpnet", "segments", "config", "training_settings", "flag_values", "plots", "notebook", "records"},
     {"data"},
     {"predictor"},
     {"inference"},
-    {"service"},
     {"training"},
-    {"studies"},
     {"keras3"},
-    {"commands", "cli", "__init__", "__main__"},
+    {"__init__", "__main__"},
 ]
+# The helper never imports the tools package (ktrain_recipes_tools) nor the service's and Ray's libraries: that
+# boundary is import-linter's contract (pyproject.toml, [tool.importlinter]; `make lint`), not this file's.
+MAX_PUBLIC = 40  # kr's face: what a learner meets, each a thing ktrain lacks (issue 67)
 
 
 def module_name(path: Path) -> str:
@@ -41,7 +42,7 @@ def imports_of(path: Path, modules: set[str]) -> set[str]:
             found |= {a.name for a in node.names if a.name.startswith("ktrain_recipes")}
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("ktrain_recipes"):
             assert node.level == 0, f"{path}: relative import (the layers are read from absolute ones)"
-            for alias in node.names:  # `from ktrain_recipes import cli` imports the module cli
+            for alias in node.names:  # `from ktrain_recipes_tools import cli` imports the module cli
                 sub = f"{node.module}.{alias.name}"
                 found.add(sub if sub in modules else node.module)
     return found
@@ -112,10 +113,10 @@ def test_the_import_graph_has_no_cycle():
 
 
 def test_the_checks_see_an_upward_import_and_a_cycle():
-    edges = {"ktrain_recipes.predictor.staging": {"ktrain_recipes.studies.bench"},
-             "ktrain_recipes.studies.bench": {"ktrain_recipes.predictor.staging"}}
-    assert upward_imports(edges) == ["ktrain_recipes.predictor.staging -> ktrain_recipes.studies.bench"]
-    assert a_cycle(edges) == ["ktrain_recipes.predictor.staging", "ktrain_recipes.studies.bench",
+    edges = {"ktrain_recipes.predictor.staging": {"ktrain_recipes_tools.studies.bench"},
+             "ktrain_recipes_tools.studies.bench": {"ktrain_recipes.predictor.staging"}}
+    assert upward_imports(edges) == ["ktrain_recipes.predictor.staging -> ktrain_recipes_tools.studies.bench"]
+    assert a_cycle(edges) == ["ktrain_recipes.predictor.staging", "ktrain_recipes_tools.studies.bench",
                               "ktrain_recipes.predictor.staging"]
 
 
@@ -130,8 +131,9 @@ def test_the_module_map_names_every_module():
     page = (PACKAGE.parent / "docs" / "development.md").read_text()
     named = set(__import__("re").findall(r"`([a-z0-9_]+(?:/[a-z0-9_<>]+)?)`", page))
     missing = []
-    for path in PACKAGE.rglob("*.py"):
-        rel = path.relative_to(PACKAGE).with_suffix("").as_posix()
+    tools = PACKAGE.parent / "ktrain_recipes_tools"
+    for path in [*PACKAGE.rglob("*.py"), *tools.rglob("*.py")]:
+        rel = path.relative_to(tools if path.is_relative_to(tools) else PACKAGE).with_suffix("").as_posix()
         if rel.endswith("__init__") and rel != "__init__":
             continue  # a sub-package's __init__ holds only its docstring
         if rel not in named and not (rel.startswith("commands/") and "commands/<name>" in named):
@@ -139,9 +141,9 @@ def test_the_module_map_names_every_module():
     assert missing == [], f"docs/development.md does not name {missing}"
 
 
-def public_names_and_reasons() -> dict[str, str]:
+def public_names_and_reasons(init: Path = PACKAGE / "__init__.py") -> dict[str, str]:
     """``kr``'s public names with why each is there, as ktrain_recipes/__init__.py lists them (read from its source)."""
-    tree = ast.parse((PACKAGE / "__init__.py").read_text())
+    tree = ast.parse(init.read_text())
     table = next(node.value for node in tree.body if isinstance(node, ast.Assign)
                  and any(getattr(t, "id", None) == "_PUBLIC" for t in node.targets))
     return {name: why for names in ast.literal_eval(table).values() for name, why in names.items()}
@@ -153,6 +155,8 @@ def test_every_public_name_is_used_by_a_learner_and_says_what_ktrain_lacks():
     reasons = public_names_and_reasons()
     public = {n for n in dir(ktrain_recipes) if not n.startswith("_")}
     assert public == set(reasons) | {"RecipeConfig", "RecipesError"}
+    assert len(public) <= MAX_PUBLIC, f"kr has {len(public)} names (at most {MAX_PUBLIC}): move what a learner's " \
+        "notebook does not need to its module or to ktrain_recipes_tools"
     assert all(len(why.split()) >= 3 for why in reasons.values())
     # a learner meets kr in the notebooks, and in the pages that show it in their own ktrain code
     root = PACKAGE.parent
@@ -160,3 +164,22 @@ def test_every_public_name_is_used_by_a_learner_and_says_what_ktrain_lacks():
     for source in [*(root / "notebooks").glob("[0-9][0-9]_*.py"), root / "README.md", *(root / "docs").glob("*.md")]:
         used |= set(re.findall(r"\bkr\.(\w+)", source.read_text()))
     assert public - used == set(), "on kr but never shown to a learner: import it from its module"
+
+
+def test_the_tools_face_names_what_the_tools_notebooks_show():
+    import re
+
+    import ktrain_recipes_tools
+
+    init = Path(ktrain_recipes_tools.__file__)
+    reasons = public_names_and_reasons(init)
+    assert {n for n in dir(ktrain_recipes_tools) if not n.startswith("_")} == set(reasons)
+    root = PACKAGE.parent
+    shown = set()
+    for source in [*(root / "notebooks").glob("[0-9][0-9]_*.py"), *(root / "docs").glob("*.md")]:
+        shown |= set(re.findall(r"\bkrt\.(\w+)", source.read_text()))
+    assert set(reasons) - shown == set(), "on krt but never shown: import it from its module"
+    assert set(reasons) & set(public_names_and_reasons()) == set(), "a name is on both faces: keep it on one"
+    for name in reasons:  # every name resolves to its module's object
+        assert getattr(ktrain_recipes_tools, name) is not None
+

@@ -135,7 +135,7 @@ def test_kerashub_reads_the_offline_minilm_trains_on_one_cycle_and_round_trips(e
     assert np.allclose(reloaded.predict(texts, verbose=0), model.predict(texts, verbose=0), atol=1e-5)
     assert len(kr.load_checked_predictor(tiny_predictor).predict(["i am fine"])) == 1  # ktrain, tf_keras: still fine
     # the commands take predictor folders: a .keras file, or a folder of one, is named as what it is
-    from ktrain_recipes import cli
+    from ktrain_recipes_tools import cli
 
     for given in (tmp_path / "minilm.keras", tmp_path):
         with pytest.raises(RecipesError, match="a Keras 3 model.*keras.saving.load_model"):

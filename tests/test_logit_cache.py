@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import ktrain_recipes as kr
-from ktrain_recipes import RecipesError, cli
-from ktrain_recipes.training.logit_cache import cache_file, cached_logits, text_keys
+from ktrain_recipes import RecipesError
+from ktrain_recipes_tools import cli
+from ktrain_recipes_tools.training.logit_cache import cache_file, cached_logits, text_keys
 
 
 def fake_teacher(asked: list):
@@ -58,6 +59,11 @@ def test_a_cache_that_cannot_be_read_is_set_aside_and_computed_again(tmp_path, c
 def test_a_sentence_pair_has_a_key_of_its_own():
     keys = text_keys([("a b", "c"), ("a", "b c"), "a b c", ("a b", "c")]).tolist()
     assert keys[0] == keys[3] and len(set(keys[:3])) == 3  # a pair is not its parts joined another way, nor a text
+    # whatever a weaker key would join the parts with (a tab, a newline, a JSON list), no pair shares a key with
+    # another pair or with a text, and the order of the two sentences counts
+    tricky = [("a\tb", "c"), ("a", "b\tc"), "a\tb\tc", ("a\nb", "c"), ("a", "b\nc"), "a\nb\nc", ("a", "b"),
+              '["a", "b"]', "a\tb", "a\nb", ("b", "a"), "ab", "a b"]
+    assert len(set(text_keys(tricky).tolist())) == len(tricky)
 
 
 def test_a_teacher_without_a_save_id_is_refused(tmp_path):

@@ -110,12 +110,12 @@ def test_the_template_check_can_fail():
 
 def test_the_distillation_notebook_trains_its_student_with_ktrains_calls_in_the_open():
     code = "\n".join(src for kind, src in EXPECTED["09_distill_and_quantize.ipynb"] if kind == "code")
-    for call in ["text.Transformer(", "s.preprocess_train(", "kr.teacher_logits_for(teacher.model, t,",
-                 "kr.pack_targets(", "loss=kr.distillation_loss(",
+    for call in ["text.Transformer(", "s.preprocess_train(", "krt.teacher_logits_for(teacher.model, t,",
+                 "krt.pack_targets(", "loss=krt.distillation_loss(",
                  "ktrain.get_learner(student", "learner.fit_onecycle(config.lr, config.epochs", "ktrain.get_predictor(",
-                 "kr.save_checked_predictor(", "kr.distill("]:
+                 "kr.save_checked_predictor(", "krt.distill("]:
         assert call in code, call
-    assert code.index("ktrain.get_learner(student") < code.index("kr.distill(")  # the open steps come first
+    assert code.index("ktrain.get_learner(student") < code.index("krt.distill(")  # the open steps come first
 
 
 def test_no_helper_shadows_a_ktrain_name():
@@ -151,7 +151,7 @@ def test_the_smoke_start_up_file_overrides_a_parameter_cell(tmp_path):
         assert "_install_smoke_overrides" not in shell.user_ns  # leaves no name behind
         shell.run_cell("import ktrain_recipes as kr\nconfig = kr.RecipeConfig('minilm', epochs=3)\n"
                        "teacher_config = kr.RecipeConfig('mpnet', epochs=3)\n"
-                       "settings = kr.DistillSettings(teacher='runs/t', student='minilm', layers=6)\n"
+                       "settings = krt.DistillSettings(teacher='runs/t', student='minilm', layers=6)\n"
                        "MODELS = {'ours': 'minilm', 'theirs': 'org/model'}")
         config = shell.user_ns["config"]
         assert (config.model, config.epochs, config.limit) == ("tiny-folder", 1, 200)

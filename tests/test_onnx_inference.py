@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import ktrain_recipes as kr
-from ktrain_recipes import RecipesError, cli
+from ktrain_recipes import RecipesError
+from ktrain_recipes_tools import cli
 from ktrain_recipes.inference.onnx_inference import export_onnx, load_int8_predictor
 from ktrain_recipes.predictor.saved import read_manifest
 import json

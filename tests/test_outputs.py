@@ -7,7 +7,8 @@ import shutil
 import pytest
 
 import ktrain_recipes as kr
-from ktrain_recipes import RecipesError, cli
+from ktrain_recipes import RecipesError
+from ktrain_recipes_tools import cli
 import os
 import signal
 import subprocess
@@ -39,7 +40,7 @@ def test_evaluate_json_never_replaces_the_data_or_the_predictors_metrics(tiny_pr
 
 
 def test_an_output_named_as_a_folder_is_refused_and_any_other_manifest_is_not_a_predictor(tmp_path, capsys):
-    from ktrain_recipes.inference.output import check_output_file
+    from ktrain_recipes_tools.inference.output import check_output_file
 
     with pytest.raises(RecipesError, match="names a folder that does not exist.*newdir/predictions.csv"):
         check_output_file(f"{tmp_path}/newdir/")
@@ -232,7 +233,7 @@ def test_a_missing_output_folder_is_found_before_the_model_loads(tmp_path, capsy
 def test_one_rule_says_which_folder_is_a_predictor(tmp_path, manifest, is_predictor):
     """Writing a file beside a predictor and --overwrite replacing a folder read the same rule: a folder is a
     predictor for both, or for neither."""
-    from ktrain_recipes.inference.output import check_output_file
+    from ktrain_recipes_tools.inference.output import check_output_file
     from ktrain_recipes.predictor.staging import check_out_dir
 
     folder = tmp_path / "folder"

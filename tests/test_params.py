@@ -2,7 +2,7 @@
 
 import pytest
 
-from ktrain_recipes.studies.params import CONFIGS, albert_arithmetic, count_parameters
+from ktrain_recipes_tools.studies.params import CONFIGS, albert_arithmetic, count_parameters
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,11 @@ from ktrain_recipes.training.precision import choose_precision, cpu_flags
     ([], {"avx2", "avx512f", "avx512_bf16"}, "bfloat16"),
     ([], {"avx2", "amx_bf16"}, "bfloat16"),
     ([], {"avx2", "avx512f", "avx512_vnni"}, "float32"),  # AVX-512 without BF16: emulated, slower
-    ([(7, 5)], {"avx512_bf16"}, "float16"),  # a T4: tensor cores
+    ([(7, 5)], {"avx512_bf16"}, "float16"),  # a T4: float16 tensor cores, no native bfloat16
+    ([(7, 0)], set(), "float16"),  # a V100
+    ([(8, 0)], set(), "bfloat16"),  # an A100: bfloat16 as fast as float16, no loss scaling
+    ([(9, 0)], set(), "bfloat16"),  # an H100/H200: float16 measured 14% slower than float32 there
+    ([(7, 5), (8, 6)], set(), "bfloat16"),  # the best GPU decides
     ([(6, 1)], set(), "float32"),  # a GPU without tensor cores
 ])
 def test_auto_chooses_from_the_devices_it_sees(gpus, flags, expected):
@@ -78,3 +82,53 @@ def test_the_body_computes_in_bfloat16_and_the_head_in_float32(tiny_models):
     assert body.dtype.name == "bfloat16" and logits.dtype.name == "float32"
     assert all(w.dtype.name == "float32" for w in model.weights)  # weights are kept in float32
     assert tf_keras.mixed_precision.global_policy().name == "float32"
+
+
+def test_auto_answers_where_tensorflow_cannot_be_imported(monkeypatch):
+    import builtins
+    import sys
+
+    from ktrain_recipes.training import precision
+
+    real_import = builtins.__import__
+
+    def no_tensorflow(name, *args, **kwargs):
+        if name == "tensorflow" or name.startswith("tensorflow."):
+            raise ModuleNotFoundError("No module named 'tensorflow'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_tensorflow)
+    monkeypatch.delitem(sys.modules, "tensorflow", raising=False)
+    assert precision.gpu_capabilities("tensorflow") == []
+    assert precision.choose_precision("auto", flags={"avx2"})[0] == "float32"
+
+
+class _Device:
+    def __init__(self, platform, capability=None):
+        self.platform, self.compute_capability = platform, capability
+
+
+def test_the_gpus_are_asked_of_jax_when_keras_runs_on_it(monkeypatch):
+    import sys
+    import types
+
+    from ktrain_recipes.training import precision
+
+    jax = types.SimpleNamespace(devices=lambda: [_Device("gpu", "9.0"), _Device("cpu")])
+    monkeypatch.setitem(sys.modules, "jax", jax)
+    assert precision.gpu_capabilities("jax") == [(9, 0)]
+    keras = types.SimpleNamespace(backend=types.SimpleNamespace(backend=lambda: "jax"))
+    assert precision.running_backend(keras) == "jax"
+    chosen, why = precision.choose_precision("auto", gpus=precision.gpu_capabilities("jax"))
+    assert (chosen, "9.0" in why) == ("bfloat16", True)
+
+
+def test_the_gpus_are_asked_of_torch_when_keras_runs_on_it(monkeypatch):
+    import sys
+    import types
+
+    from ktrain_recipes.training import precision
+
+    cuda = types.SimpleNamespace(device_count=lambda: 2, get_device_capability=lambda i: [(7, 5), (8, 0)][i])
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(cuda=cuda))
+    assert precision.gpu_capabilities("torch") == [(7, 5), (8, 0)]

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from ktrain_recipes import cli
+from ktrain_recipes_tools import cli
 
 
 def predict(exported, *args) -> int:
@@ -52,7 +52,7 @@ def test_ray_follows_the_local_engines_rules_for_columns_values_and_lines(export
     import ray
 
     from ktrain_recipes.errors import RecipesError
-    from ktrain_recipes.inference.ray_scoring import predict_with_ray
+    from ktrain_recipes_tools.inference.ray_scoring import predict_with_ray
 
     rows = [{"text": "i am so happy", "score": 1}, {"text": "i feel awful", "score": None, "note": "late"},
             {"text": "what a day", "id": "x7"}]

@@ -11,9 +11,9 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from ktrain_recipes import cli
-from ktrain_recipes.service.app import create_app
-from ktrain_recipes.service.settings import ServiceSettings
+from ktrain_recipes_tools import cli
+from ktrain_recipes_tools.service.app import create_app
+from ktrain_recipes_tools.service.settings import ServiceSettings
 from servers import running
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.network]

@@ -13,7 +13,8 @@ import pytest
 
 import ktrain_recipes as kr
 from ktrain_recipes.data.loading import EMOTION_LABELS
-from ktrain_recipes import RecipesError, cli
+from ktrain_recipes import RecipesError
+from ktrain_recipes_tools import cli
 from ktrain_recipes.inference.onnx_inference import export_onnx, load_int8_predictor
 from ktrain_recipes.predictor.manifest import MANIFEST, write_manifest
 from ktrain_recipes.predictor.saved import read_manifest
@@ -252,7 +253,7 @@ def test_a_fifo_in_a_predictor_folder_is_refused_at_once_by_every_reader(tiny_pr
 
     if where == "manifest.json":
         assert unchecked_manifest(folder) == {}
-        from ktrain_recipes.service.model import load_model
+        from ktrain_recipes_tools.service.model import load_model
 
         with pytest.raises(RecipesError):
             load_model(folder, "auto")

@@ -48,7 +48,7 @@ def test_a_ktrain_load_opens_the_manifest_once_and_keeps_what_it_read(tiny_predi
 
 @pytest.mark.parametrize("backend", ["auto", "int8", "ktrain"])
 def test_a_service_load_opens_the_manifest_once_and_chooses_from_that_read(exported, manifest_opens, backend):
-    from ktrain_recipes.service.model import load_model
+    from ktrain_recipes_tools.service.model import load_model
 
     model = load_model(exported, backend)
     assert len(manifest_opens) == 1, manifest_opens
@@ -109,8 +109,22 @@ def test_a_damaged_derived_file_disables_only_its_backend(exported, tmp_path):
     with pytest.raises(RecipesError, match="export --predictor"):
         saved.derived("model.int8.onnx")
     assert saved.derived("model.onnx").is_file()
-    from ktrain_recipes.service.model import load_model
+    from ktrain_recipes_tools.service.model import load_model
 
     assert load_model(folder, "auto").identity["backend"] == "ktrain"
     with pytest.raises(RecipesError, match="export --predictor"):
         load_model(folder, "int8")
+
+
+def test_an_edited_metrics_json_is_refused_by_its_checksum(tiny_predictor, tmp_path):
+    import json
+
+    folder = tmp_path / "edited"
+    shutil.copytree(tiny_predictor, folder)
+    metrics = json.loads((folder / "metrics.json").read_text())
+    metrics["accuracy"] = 0.999  # a better figure than the run measured
+    (folder / "metrics.json").write_text(json.dumps(metrics))
+    with pytest.raises(RecipesError, match="metrics.json' does not match its checksum"):
+        read_predictor(folder)
+    with pytest.raises(RecipesError, match="does not match its checksum"):
+        kr.open_predictor(folder)

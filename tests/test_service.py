@@ -11,10 +11,11 @@ import time
 import httpx
 import pytest
 
-from ktrain_recipes import RecipesError, cli
+from ktrain_recipes import RecipesError
+from ktrain_recipes_tools import cli
 from ktrain_recipes.predictor.manifest import MANIFEST, write_manifest
-from ktrain_recipes.service.app import create_app
-from ktrain_recipes.service.settings import ServiceSettings
+from ktrain_recipes_tools.service.app import create_app
+from ktrain_recipes_tools.service.settings import ServiceSettings
 
 TEXTS = ["i feel so happy today", "i am terrified of the dark", "this makes me furious"]
 
@@ -113,8 +114,8 @@ NO_TF = """
 import pickle, sys
 from pathlib import Path
 from fastapi.testclient import TestClient
-from ktrain_recipes.service.app import create_app
-from ktrain_recipes.service.settings import ServiceSettings
+from ktrain_recipes_tools.service.app import create_app
+from ktrain_recipes_tools.service.settings import ServiceSettings
 with TestClient(create_app(ServiceSettings(sys.argv[1], reload_interval=0))) as c:
     answer = c.post("/predict", json={"texts": ["i am happy"]}).json()
 assert answer["model"]["backend"] == "int8", answer
@@ -137,7 +138,7 @@ def test_binding_beyond_loopback_without_a_key_warns(monkeypatch, exported, caps
 
     import uvicorn
 
-    import ktrain_recipes.service.server as service
+    import ktrain_recipes_tools.service.server as service
 
     bound = []
 
@@ -160,7 +161,7 @@ def test_binding_beyond_loopback_without_a_key_warns(monkeypatch, exported, caps
     assert cli.main(["serve", "--predictor", str(exported)]) == 0
     assert "without an API key" not in capsys.readouterr().err
     # Ray Serve's engine warns the same way (its start is stopped here, after the warning: no cluster starts)
-    monkeypatch.setattr("ktrain_recipes.service.model.load_model", _stop_here)
+    monkeypatch.setattr("ktrain_recipes_tools.service.model.load_model", _stop_here)
     assert cli.main(["serve", "--engine", "ray", "--predictor", str(exported), "--host", "0.0.0.0"]) == 1
     err = capsys.readouterr().err
     assert "without an API key" in err and "stopped before Ray" in err and bound[-1] == "0.0.0.0"
@@ -282,7 +283,7 @@ def test_the_openapi_schema_driven_pass_finds_no_5xx(exported):
 @pytest.mark.network
 @pytest.mark.ray
 def test_serve_bench_measures_every_server_and_the_overload_level(exported, tmp_path):
-    from ktrain_recipes.studies.serve_bench import OVERLOAD, SERVERS, run_serve_bench
+    from ktrain_recipes_tools.studies.serve_bench import OVERLOAD, SERVERS, run_serve_bench
 
     result = run_serve_bench(str(exported), out=str(tmp_path), assets=str(tmp_path), concurrencies=[1, 4],
                              seconds=3, texts="emotion")
@@ -317,7 +318,7 @@ def test_choosing_the_backend_and_loading_hash_each_file_once(exported, monkeypa
     from collections import Counter
 
     import ktrain_recipes.predictor.saved as saved
-    from ktrain_recipes.service.model import load_model
+    from ktrain_recipes_tools.service.model import load_model
 
     hashed, real = Counter(), saved.sha256_file
     monkeypatch.setattr(saved, "sha256_file", lambda path: hashed.update([path.name]) or real(path))
@@ -331,7 +332,7 @@ def test_the_ktrain_backend_checks_the_folder_once_too(exported, monkeypatch):
     from collections import Counter
 
     import ktrain_recipes.predictor.saved as saved
-    from ktrain_recipes.service.model import load_model
+    from ktrain_recipes_tools.service.model import load_model
 
     hashed, real = Counter(), saved.sha256_file
     monkeypatch.setattr(saved, "sha256_file", lambda path: hashed.update([path.name]) or real(path))
@@ -354,7 +355,7 @@ def test_a_failure_no_client_caused_is_a_json_500_in_one_line_not_a_traceback(ex
 
 
 def test_a_histograms_quantile_is_read_as_prometheus_reads_it():
-    from ktrain_recipes.studies.latency_by_length import by_length, histogram_quantile
+    from ktrain_recipes_tools.studies.latency_by_length import by_length, histogram_quantile
 
     edges, cumulative = [0.01, 0.02, 0.05, float("inf")], [50, 90, 100, 100]
     assert histogram_quantile(0.5, edges, cumulative) == 0.01  # the 50th of 100 is the first bucket's top

@@ -11,9 +11,10 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from ktrain_recipes import RecipesError, cli
-from ktrain_recipes.service.app import create_app
-from ktrain_recipes.service.settings import ServiceSettings
+from ktrain_recipes import RecipesError
+from ktrain_recipes_tools import cli
+from ktrain_recipes_tools.service.app import create_app
+from ktrain_recipes_tools.service.settings import ServiceSettings
 from servers import chromium, running
 
 TEXTS = ["i am so happy today", "this makes me furious", "i feel alone", "what a surprise"]
@@ -50,7 +51,7 @@ def test_a_lone_surrogate_fails_only_its_own_request_under_concurrency(exported)
 
 
 def test_the_batch_is_split_on_failure_within_one_model_call(exported):
-    from ktrain_recipes.service.batcher import ModelCallFailed
+    from ktrain_recipes_tools.service.batcher import ModelCallFailed
 
     app = create_app(ServiceSettings(str(exported), reload_interval=0, max_wait_ms=200))
     batcher = app.state.batcher
@@ -228,7 +229,7 @@ def test_requests_still_waiting_when_the_drain_time_runs_out_get_json_503(export
         shed = batcher.shed()
         return shed, await asyncio.gather(*waiting, return_exceptions=True)
 
-    from ktrain_recipes.service.batcher import ShuttingDown
+    from ktrain_recipes_tools.service.batcher import ShuttingDown
 
     shed, results = asyncio.run(scenario())
     assert shed == 5 and all(isinstance(r, ShuttingDown) for r in results) and batcher.waiting == 0
@@ -331,7 +332,7 @@ def test_a_port_in_use_is_refused_before_serving(exported, capsys):
 
 # swaps: a request is answered by the model it was checked against; a failed reload is retried
 def test_a_swap_to_a_pair_model_never_answers_a_texts_request_with_it(exported):
-    from ktrain_recipes.service.batcher import MicroBatcher
+    from ktrain_recipes_tools.service.batcher import MicroBatcher
 
     app = create_app(ServiceSettings(str(exported), reload_interval=0))
     batcher: MicroBatcher = app.state.batcher
@@ -397,7 +398,7 @@ def test_a_failed_reload_is_retried_after_a_back_off(exported, twin, tmp_path):
     first_wait = reloader.FIRST_BACKOFF_S
     assert after_first[0] == 1 and first_wait - 0.5 < after_first[1] <= first_wait
     assert after_third[0] == 2 and 2 * first_wait - 0.5 < after_third[1] <= 2 * first_wait
-    assert batcher.model is not serving and reloader.swaps == 1 and reloader.failed_digest is None
+    assert batcher.model is not serving and reloader.swaps == 1 and reloader.failed_stamp is None
 
 
 def test_an_int8_service_waits_for_the_export_of_a_new_save(exported, tiny_predictor, tmp_path):
@@ -429,7 +430,7 @@ def test_an_int8_service_waits_for_the_export_of_a_new_save(exported, tiny_predi
 def test_auto_falls_back_to_ktrain_when_the_int8_file_is_damaged(exported, tmp_path, capsys):
     import shutil
 
-    from ktrain_recipes.service.model import load_model
+    from ktrain_recipes_tools.service.model import load_model
 
     folder = tmp_path / "damaged"
     shutil.copytree(exported, folder)

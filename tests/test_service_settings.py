@@ -5,7 +5,7 @@ import os
 import pytest
 
 from ktrain_recipes import RecipesError
-from ktrain_recipes.service.settings import ServiceSettings
+from ktrain_recipes_tools.service.settings import ServiceSettings
 
 
 @pytest.fixture
@@ -61,6 +61,6 @@ def test_settings_that_could_never_work_are_refused_where_written(settings, mess
 
 
 def test_an_ipv6_host_is_written_in_brackets_in_a_url():
-    from ktrain_recipes.service.settings import url_host
+    from ktrain_recipes_tools.service.settings import url_host
 
     assert url_host("::") == "[::]" and url_host("::1") == "[::1]" and url_host("127.0.0.1") == "127.0.0.1"

@@ -132,8 +132,23 @@ PAGE_CHECK = """() => {
   const tags = Array.from(document.querySelectorAll('.cell-tag')).filter(e => e.offsetParent !== null).length;
   const repo = Array.from(document.querySelectorAll('a[href*="github.com/ktrain-recipes/ktrain-recipes/blob/main/"]'))
     .map(a => a.href.split('/blob/main/')[1].split('#')[0]);
-  return {wide, tags, repo};
+  const local = Array.from(document.querySelectorAll('a[href]')).map(a => a.href)
+    .filter(h => h.startsWith('file:')).map(h => h.split('#')[0]);
+  return {wide, tags, repo, local};
 }"""
+
+
+def dead_links(hrefs: list[str]) -> list[str]:
+    """The file: links (as the browser resolved them) that lead to nothing on the built site: a folder without its
+    index.html, or a file that is not there."""
+    from urllib.parse import unquote, urlparse
+
+    dead = []
+    for href in sorted(set(hrefs)):
+        path = Path(unquote(urlparse(href).path))
+        if not ((path / "index.html").is_file() if href.endswith("/") or path.is_dir() else path.is_file()):
+            dead.append(href)
+    return dead
 
 
 def site_has(site: Path, path: str) -> bool:
@@ -144,7 +159,7 @@ def site_has(site: Path, path: str) -> bool:
 
 
 @pytest.mark.browser
-def test_every_page_fits_1280_by_800_shows_no_ci_tag_and_keeps_its_links_on_the_site(site):
+def test_every_page_fits_1280_by_800_shows_no_ci_tag_and_keeps_its_links_on_the_site_and_alive(site):
     from playwright.sync_api import sync_playwright
 
     from servers import chromium
@@ -163,6 +178,7 @@ def test_every_page_fits_1280_by_800_shows_no_ci_tag_and_keeps_its_links_on_the_
             problems += [f"{name}: {found['tags']} CI cell tag(s) shown"] if found["tags"] else []
             problems += [f"{name}: links to GitHub for {r}, which the site has" for r in found["repo"]
                          if site_has(site, r)]
+            problems += [f"{name}: a link leads nowhere: {h}" for h in dead_links(found["local"])]
         browser.close()
     assert problems == []
 
@@ -174,3 +190,12 @@ def test_the_page_of_what_to_expect_is_linked_from_readme_and_every_notebook():
     for path in sorted((ROOT / "notebooks").glob("[0-9]*.ipynb")):
         prose = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown")
         assert "docs/expect.md" in prose, f"{path.name} does not link docs/expect.md"
+
+
+def test_a_dead_link_is_seen(tmp_path):
+    (tmp_path / "page").mkdir()
+    (tmp_path / "page" / "index.html").write_text("")
+    (tmp_path / "f.json").write_text("{}")
+    alive = [(tmp_path / "page").as_uri() + "/", (tmp_path / "f.json").as_uri()]
+    dead = [(tmp_path / "notebooks" / "00" / "01.ipynb").as_uri(), (tmp_path / "gone").as_uri() + "/"]
+    assert dead_links(alive + dead) == sorted(dead)

@@ -10,10 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ktrain_recipes import RecipesError, cli
+from ktrain_recipes import RecipesError
+from ktrain_recipes_tools import cli
 from ktrain_recipes.inference.onnx_inference import load_int8_predictor
 from ktrain_recipes.inference.input_files import read_chunks
-from ktrain_recipes.inference.streaming import predict_file
+from ktrain_recipes_tools.inference.streaming import predict_file
 import os
 import ktrain_recipes as kr
 
@@ -131,7 +132,7 @@ def test_output_problems_are_found_before_the_work(exported, tmp_path, capsys):
 MEMORY = """
 import resource, sys
 from ktrain_recipes.inference.onnx_inference import load_int8_predictor
-from ktrain_recipes.inference.streaming import predict_file
+from ktrain_recipes_tools.inference.streaming import predict_file
 model = load_int8_predictor(sys.argv[1])
 predict_file(model, sys.argv[2], sys.argv[3], fmt="csv", proba=True, chunk_size=2000, progress=False)
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
@@ -158,7 +159,7 @@ def test_memory_does_not_grow_with_the_file(exported, texts, tmp_path):
 @pytest.mark.slow
 @pytest.mark.ray
 def test_ray_gives_the_single_process_answers(exported, texts, tmp_path):
-    from ktrain_recipes.inference.ray_scoring import predict_with_ray
+    from ktrain_recipes_tools.inference.ray_scoring import predict_with_ray
 
     table = pd.DataFrame({"id": [str(i) for i in range(len(texts))], "text": texts})
     table.to_csv(tmp_path / "in.csv", index=False)
@@ -193,7 +194,7 @@ def test_read_chunks_refuses_what_is_not_a_file(tmp_path):
 @pytest.mark.slow
 @pytest.mark.ray
 def test_scale_bench_measures_the_three_paths(exported, emotion_dir, tmp_path):
-    from ktrain_recipes.studies.scale_bench import run_scale_bench
+    from ktrain_recipes_tools.studies.scale_bench import run_scale_bench
 
     result = run_scale_bench(str(exported), str(emotion_dir), texts=3000, in_memory=2000, ray_texts=500,
                              work=str(tmp_path), out=str(tmp_path))
@@ -207,8 +208,8 @@ def test_scale_bench_measures_the_three_paths(exported, emotion_dir, tmp_path):
 def test_scale_bench_writes_only_into_a_work_folder_of_its_own(tiny_predictor, tmp_path, capsys):
     """--work holding a user's corpus.txt, or a predictor folder, is refused before any work, and left as it was;
     a new folder is made and marked, so a second run may write there again."""
-    from ktrain_recipes import cli
-    from ktrain_recipes.studies.scale_bench import work_folder
+    from ktrain_recipes_tools import cli
+    from ktrain_recipes_tools.studies.scale_bench import work_folder
 
     mine = tmp_path / "mine"
     mine.mkdir()
@@ -228,7 +229,7 @@ def test_scale_bench_writes_only_into_a_work_folder_of_its_own(tiny_predictor, t
 @pytest.mark.parametrize("name, content", [("in.tsv", "text\tid\ni am happy\t1\n"),
                                            ("in.json", '[{"text": "i am happy"}]\n')])
 def test_tables_predict_does_not_read_are_refused_not_read_as_lines(exported, tmp_path, capsys, name, content):
-    from ktrain_recipes import cli
+    from ktrain_recipes_tools import cli
 
     path = tmp_path / name
     path.write_text(content)

@@ -12,7 +12,7 @@ import pytest
 SCRIPT = """
 import json, os, signal, sys
 import tensorflow as tf
-from ktrain_recipes import cli
+from ktrain_recipes_tools import cli
 from ktrain_recipes.training import recipe
 
 fit = recipe.fit_with_checkpoint

@@ -200,7 +200,7 @@ def write_smoke_overrides(path: str | os.PathLike) -> dict:
 
     from ktrain_recipes.data.loading import EMOTION_LABELS
     from ktrain_recipes.keras3.presets import MINILM_PRESET
-    from ktrain_recipes.studies.finetuned import PUBLISHED
+    from ktrain_recipes_tools.studies.finetuned import PUBLISHED
 
     models = {name: tiny_model(family) for name, family in stand_ins().items()}
     models.update({hub: tiny_finetuned(family, EMOTION_LABELS) for family, (hub, _) in PUBLISHED.items()})

@@ -197,7 +197,8 @@ def _train_and_save(run: Run, learner, preproc, identity: dict, chief: bool = Tr
                                       class_weight=class_weight)
         model, preproc = finish(learner.model, preproc) if finish else (learner.model, preproc)
         predictor = ktrain.get_predictor(model, preproc, batch_size=learner.batch_size)
-        metrics = measure(predictor, run.val, ds.label_names)
+        test = (ds.texts("test"), ds.labels("test")) if "test" in ds.splits and not trained.get("interrupted") else None
+        metrics = measure(predictor, run.val, ds.label_names, test)
         record_run(metrics, config, preproc.maxlen, trained, learner, n_train=len(run.train[0]), data_source=ds.source,
                    pairs=run.pairs, **found, **extra, **({"per_epoch": trained["per_epoch"]} if scorer else {}))
         save_figure(plot_confusion_matrix(metrics), stage.path / "confusion_matrix.png")

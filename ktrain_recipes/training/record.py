@@ -9,7 +9,7 @@ from ktrain_recipes.config import RecipeConfig
 from ktrain_recipes.errors import note
 from ktrain_recipes.inference.evaluate import format_report, score
 from ktrain_recipes.inference.prediction import classify
-from ktrain_recipes.inference.timing import time_inference
+from ktrain_recipes.inference.timing import cpu_features, cpu_model, time_inference
 from ktrain_recipes.models import get_spec
 from ktrain_recipes.plots import save_figure
 from ktrain_recipes.training.train import optimizer_steps, steady_examples_per_s
@@ -61,11 +61,20 @@ def suggested_lr(learner) -> float | None:
         return None
 
 
-def measure(predictor, val: tuple[list, list], label_names: list[str]) -> dict:
-    """Score the predictor on the validation texts, print the report, and time its inference."""
+def measure(predictor, val: tuple[list, list], label_names: list[str], test: tuple[list, list] | None = None) -> dict:
+    """Score the predictor on the validation texts, print the report, and time its inference.
+
+    ``test``: the data's test split, scored once here, after training (the model was chosen on validation; nothing
+    else reads it), as ``metrics["test"]``: accuracy, macro-F1 and its size.
+    """
     metrics = score(val[1], classify(predictor, val[0]), label_names)
     print(format_report(metrics))
     metrics["inference"] = time_inference(lambda t: classify(predictor, t), val[0])
+    if test is not None and test[0] and not set(test[1]) - set(label_names):  # a test file with other labels: skipped
+        found = score(test[1], classify(predictor, test[0]), label_names)
+        metrics["test"] = {"accuracy": found["accuracy"], "macro_f1": found["macro_f1"], "n": len(test[0])}
+        print(f"test split ({len(test[0])} texts, scored once): accuracy {found['accuracy']:.4f}, "
+              f"macro-F1 {found['macro_f1']:.4f}")
     return metrics
 
 
@@ -90,5 +99,6 @@ def record_run(metrics: dict, config: RecipeConfig, maxlen: int, trained: dict, 
         history=trained["history"], inference_ms_per_text=timing["ms_per_text"],
         latency_p50_ms=timing["latency_p50_ms"], throughput_per_s=timing["throughput_per_s"],
         params=int(learner.model.count_params()), versions=package_versions(),
+        cpu=cpu_model(), cpu_features=cpu_features(),
     )
     return metrics

@@ -48,18 +48,20 @@ def batch_for_updates(n_train: int, batch_size: int, epochs: int) -> int:
     return batch_size
 
 
-def few_steps_note(n_train: int, batch_size: int, epochs: int) -> str | None:
+def few_steps_note(n_train: int, batch_size: int, epochs: int, notebook: bool = False) -> str | None:
     """Return a one-line note when training makes too few weight updates to learn the task, else None.
 
     Large batches on a small sample under-train silently: on 1,600 emotion texts for 2 epochs, MiniLM
     reached 0.69 at batch 32 (100 updates), 0.74 at 16 (200), 0.77 at 8 (400) and 0.81 at 6 (534).
+    ``notebook``: give the advice in a notebook's terms (its ``epochs`` and ``batch_size``), not the command line's.
     """
     steps = optimizer_steps(n_train, batch_size, epochs)
     if epochs < 1 or steps >= FEW_STEPS:
         return None
+    advice = ("raise `epochs`, add rows, or lower `batch_size` in the parameters" if notebook
+              else "train more epochs, on more texts, or with a smaller --batch-size")
     return (f"note: only {steps} optimizer steps ({n_train} texts / batch {batch_size} x {epochs} epochs); "
-            f"fine-tuning usually needs {FEW_STEPS}+ to get close to its best accuracy: train more epochs, "
-            "on more texts, or with a smaller --batch-size")
+            f"fine-tuning usually needs {FEW_STEPS}+ to get close to its best accuracy: {advice}")
 
 
 def epoch_timer(record: dict | None = None, after_epoch=None):

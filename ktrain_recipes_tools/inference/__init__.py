@@ -1,0 +1,1 @@
+"""Scoring files too large for memory: streaming in one process, Ray Data across many, and their writers."""
