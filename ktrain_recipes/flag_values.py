@@ -78,8 +78,11 @@ def check_limit(value: int | None, flag: str = "--limit") -> None:
 
 
 def check_pair_column(pair: str | None, text: str, label: str) -> None:
-    """Refuse a pair column that is the text or the label column: it would pair each text with itself, or need the
-    label to predict."""
+    """Refuse a text column that is the label column (the model would learn the labels as texts), and a pair column
+    that is the text or the label column: it would pair each text with itself, or need the label to predict."""
+    if text == label:
+        raise RecipesError(f"--text-column '{text}' is the label column: name the column that holds the texts, or "
+                           "another --label-column")
     if pair is not None and pair in (text, label):
         which = "text" if pair == text else "label"
         raise RecipesError(f"--pair-column '{pair}' is the {which} column: name the column that holds each text's "

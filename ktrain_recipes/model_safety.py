@@ -4,9 +4,11 @@ transformers 4.57.6, the last line with TensorFlow classes (our pin), is affecte
 ``config.json`` (``_attn_implementation_internal``, or an ``attn_implementation`` naming a hub repository such as
 ``org/kernel@rev:fn``) makes PyTorch's ``from_pretrained`` download and run a "kernel" from the hub, past
 ``trust_remote_code=False``. The path needs the optional package ``kernels``; the fix is only in 5.3.0 and later,
-which have no TensorFlow. docs/pins.md tells the whole story. Every model folder or hub model is checked here before
+which have no TensorFlow. CVE-2026-5241 works through a ``trust_remote_code`` key in ``config.json`` (fixed in 5.x by
+PR #44395, with no 4.x backport). docs/pins.md tells the whole story. Every model folder or hub model is checked here before
 transformers reads it: a configuration that names a kernel repository or remote code (``auto_map``) is refused in
-one line, and so is a Python environment where ``kernels`` can be imported.
+one line, and so is a ``trust_remote_code`` key anywhere in it (any value but false), and a Python environment where
+``kernels`` can be imported.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ KNOWN_ATTENTION = {None, "eager", "sdpa", "flash_attention_2", "flash_attention_
                    "paged_attention", "sdpa_paged", "eager_paged", "flash_paged"}
 ATTENTION_KEYS = ("attn_implementation", "_attn_implementation", "_attn_implementation_internal")
 REMOTE_CODE_KEYS = ("auto_map", "custom_pipelines")
-ADVISORY = "CVE-2026-4372 (docs/pins.md)"
+TRUST_KEYS = ("trust_remote_code",)  # CVE-2026-5241: any value but false or null is refused
+ADVISORY = "CVE-2026-4372, CVE-2026-5241 (docs/pins.md)"
 MAX_CONFIG_BYTES = 1 << 20
 
 
@@ -36,8 +39,14 @@ def unsafe_keys(config: dict, prefix: str = "") -> list[str]:
             found.append(f"{where}={value!r}")
         elif key in REMOTE_CODE_KEYS and value:
             found.append(where)
+        elif key in TRUST_KEYS and value is not None and value is not False:
+            found.append(f"{where}={value!r}")
         elif isinstance(value, dict):
             found.extend(unsafe_keys(value, where + "."))
+        elif isinstance(value, list):  # a list of sub-configurations: each is read as one
+            for i, item in enumerate(value):
+                if isinstance(item, dict):
+                    found.extend(unsafe_keys(item, f"{where}[{i}]."))
     return found
 
 
@@ -49,7 +58,7 @@ def check_config(config: dict, where: str) -> None:
     if found:
         raise RecipesError(f"{where}: its config.json asks transformers to fetch or run code from elsewhere "
                            f"({', '.join(found)}; {ADVISORY}): refusing to load it; use a model whose "
-                           "configuration names no kernel repository and no auto_map")
+                           "configuration names no kernel repository, no auto_map and no trust_remote_code")
 
 
 def check_no_kernels() -> None:

@@ -28,7 +28,9 @@
 # Another notebook's predictions shared the CPU while the costs were measured, so read the cost table's rows against
 # each other rather than as this CPU's best.
 #
-# **What `kr` adds here.** ktrain has no calls for comparing architectures: the tokenizer check uses transformers,
+# **What `kr` and `krt` add here.** This notebook is a study, so it imports its tools by name, as d2l's chapters
+# import `d2l`: `krt` is `ktrain_recipes_tools`, the tools beside the helper `kr` (the learner's notebooks 00-02 need
+# only `kr`). ktrain has no calls for comparing architectures: the tokenizer check uses transformers,
 # and every table here is this course's own measurement code. `kr.resolve_model` finds the offline MiniLM,
 # `krt.hub_reachable` says whether the hub can be asked, `krt.parameter_table`, `krt.plot_parameters` and
 # `krt.albert_arithmetic` count parameters from each model's configuration, `krt.CostSettings` and `krt.cost_table`

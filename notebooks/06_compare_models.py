@@ -21,7 +21,9 @@
 # Every notebook's time and results in one page:
 # [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
 #
-# **What `kr` adds here.** ktrain trains and predicts one model at a time; setting several side by side is ours:
+# **What `kr` and `krt` add here.** Comparing runs is a study, so this notebook imports its tools by name, as d2l's
+# chapters import `d2l`: `krt` is `ktrain_recipes_tools`, the tools beside the helper `kr`. ktrain trains and predicts
+# one model at a time; setting several side by side is ours:
 # `krt.compare_runs` reads each saved run's metrics, `kr.committed_results` the course's reference runs,
 # `krt.recommend` argues a choice from them, `krt.plot_latency_vs_accuracy` and `krt.save_figure` draw and keep the
 # picture, `krt.parameter_table`, `krt.plot_parameters` and `krt.albert_arithmetic` count parameters, and the published

@@ -28,7 +28,9 @@
 # calls in the open and scored by exact match, then set beside our full runs of every task and the paper's
 # leaderboard.
 #
-# **What `kr` adds here.** The training is ktrain's; ktrain has no ETHICS loader or score, so `krt.get_task` and
+# **What `kr` and `krt` add here.** ETHICS is a study, so this notebook imports its tools by name, as d2l's chapters
+# import `d2l`: `krt` is `ktrain_recipes_tools`, the tools beside the helper `kr`. The training is ktrain's; ktrain has
+# no ETHICS loader or score, so `krt.get_task` and
 # `krt.load_ethics` read a task with whole groups held out, `krt.exact_match` scores it, `krt.transformer_preprocessor`
 # is `text.Transformer` told whether the model reads segment ids (ktrain's own check is wrong for pairs),
 # `kr.resolve_model`, `kr.sample`, `kr.set_seed`, `kr.bucket_batches` and `kr.epoch_timer` are notebook 01's, and

@@ -4,7 +4,8 @@
 # Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/ktrain-recipes/ktrain-recipes/blob/main/notebooks/09_distill_and_quantize.ipynb)
 #
 # DistilBERT distilled BERT during *pre-training*, with a triple loss over masked words and hidden states (notebook
-# [03](03_four_architectures.ipynb) shows what that left of BERT). This notebook does something smaller and cheaper: *task-specific* logit distillation. The teacher is
+# [03](03_four_architectures.ipynb) shows what that left of BERT). This notebook does something smaller and cheaper:
+# *task-specific* logit distillation. The teacher is
 # MPNet-base (110M parameters) fine-tuned on emotion; the student is the 6-layer MiniLM (22.7M parameters, five times
 # fewer), which learns emotion from the labels and from the teacher's softened output probabilities. The two read
 # text with different tokenizers, so each reads the texts its own way and the teacher's answers are joined to the
@@ -39,7 +40,9 @@
 # Every notebook's time and results in one page:
 # [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
 #
-# **What `kr` adds here.** ktrain has no distillation and no int8 path, so most calls here are ours. Distillation:
+# **What `kr` and `krt` add here.** Distillation is one of the tools, so this notebook imports it by name, as d2l's
+# chapters import `d2l`: `krt` is `ktrain_recipes_tools`, the tools beside the helper `kr`. ktrain has no distillation
+# and no int8 path, so most calls here are ours. Distillation:
 # `krt.DistillSettings` and `krt.distill` (the whole recipe in one call), and its parts in the open:
 # `krt.pretrained_classifier` (the student, with a fresh head), `krt.teacher_logits_for`, `krt.pack_targets`,
 # `krt.distillation_loss`, `krt.label_accuracy`, `krt.ready_for_prediction`, with `krt.augment` for transfer data. int8:

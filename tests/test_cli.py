@@ -253,6 +253,15 @@ def test_a_pair_column_that_is_the_text_or_label_column_is_refused(pair, which):
         RecipeConfig(text_column="q", pair_column=pair)
 
 
+def test_a_text_column_that_is_the_label_column_is_refused(tmp_path, capsys):
+    with pytest.raises(RecipesError, match="--text-column 'label' is the label column"):
+        RecipeConfig(text_column="label")
+    with pytest.raises(RecipesError, match="--text-column 'y' is the label column"):
+        RecipeConfig(text_column="y", label_column="y")
+    assert cli.main(["train", "--model", "minilm", "--text-column", "label", "--out", str(tmp_path / "m")]) == 1
+    assert "is the label column" in capsys.readouterr().err and not (tmp_path / "m").exists()
+
+
 @pytest.mark.parametrize("pair", ["text", "label"])
 def test_predict_refuses_a_pair_column_that_is_the_text_or_label_column(tmp_path, capsys, pair):
     (tmp_path / "in.csv").write_text("text,b\nhello,world\n")

@@ -1,3 +1,5 @@
+import json
+
 import pandas as pd
 import pytest
 
@@ -309,3 +311,34 @@ def test_a_label_seen_once_is_named_and_the_split_says_it_is_not_stratified(tmp_
     assert "label 'c' has a single row" in err and "add rows for it" in err
     assert "not stratified" in err
     assert sorted(ds.label_names) == ["a", "b", "c"] and len(ds.texts("validation")) == 11
+
+
+def test_csv_labels_and_texts_are_read_as_written(tmp_path):
+    """A label column "007", "7", "010" is three classes, not two numbers; "true" stays "true"; texts of digits
+    ("007", "1.50") stay as written. A column of whole numbers ("0", "1", "2") still names ids in numeric order."""
+    from ktrain_recipes.data.loading import load_data
+
+    path = tmp_path / "codes.csv"
+    rows = ["text,label"] + [f"{t},{y}" for t, y in [("007", "007"), ("1.50", "7"), ("i feel fine", "010"),
+                                                       ("i feel bad", "true"), ("007 again", "007"),
+                                                       ("seven", "7"), ("ten", "010"), ("yes", "true")]]
+    path.write_text("\n".join(rows) + "\n")
+    ds = load_data(str(path), hold_out=False)
+    assert ds.label_names == ["007", "010", "7", "true"]
+    assert ds.texts("train")[:2] == ["007", "1.50"] and ds.labels("train")[:4] == ["007", "7", "010", "true"]
+    numbers = tmp_path / "numbers.csv"
+    numbers.write_text("text,label\n" + "".join(f"text {i},{i % 11}\n" for i in range(22)))
+    assert load_data(str(numbers), hold_out=False).label_names == [str(i) for i in range(11)]  # 10 after 9
+    named = load_data(str(numbers), labels=[f"n{i}" for i in range(11)], hold_out=False)
+    assert named.labels("train")[:3] == ["n0", "n1", "n2"]  # whole numbers are positions in the names given
+
+
+def test_a_label_name_with_a_line_break_or_a_tab_is_refused(tmp_path):
+    from ktrain_recipes.data.loading import load_data
+
+    for bad in ("very\nsad", "very\tsad"):
+        path = tmp_path / "bad.jsonl"
+        rows = [{"text": f"text {i}", "label": bad if i % 2 else "happy"} for i in range(8)]
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        with pytest.raises(RecipesError, match="holds a line break or a tab"):
+            load_data(str(path), hold_out=False)

@@ -12,6 +12,7 @@ from ktrain_recipes import RecipesError
 
 def ktrain_rates(max_lr: float, steps_per_epoch: int, epochs: int) -> list[float]:
     """The rate of each step as ktrain's own CyclicLR sets it in fit_onecycle (momentum cycling off)."""
+    pytest.importorskip("ktrain", reason="ktrain's schedule to compare with (not on the Keras 3 road without TF)")
     import tensorflow as tf
     from ktrain.lroptimize.triangular import CyclicLR
 
@@ -72,7 +73,9 @@ def test_the_lr_finder_raises_the_rate_stops_at_divergence_and_restores_the_mode
     assert all(np.array_equal(a, b) for a, b in zip(before, model.get_weights()))  # it only looked
     assert float(model.optimizer.learning_rate) == pytest.approx(0.01)
     marks = finder.suggestions()
-    lowest = finder.lrs[int(np.argmin(finder.losses))]
+    # the lowest loss of the window the marks are read from: ktrain skips the first 10 and the last 5 batches
+    window = finder.losses[10:len(finder.losses) - 5]
+    lowest = finder.lrs[10 + int(np.argmin(window))]
     # ktrain marks the longest valley and the steepest fall, both on the falling side of the curve, before the
     # lowest loss; the tenth of the lowest point is printed, not marked
     assert 1e-4 < marks["longest valley"] <= lowest and 1e-4 < marks["steepest fall"] <= lowest
@@ -84,6 +87,7 @@ def test_the_lr_finder_raises_the_rate_stops_at_divergence_and_restores_the_mode
 
 
 def test_the_valley_rule_is_ktrains():
+    pytest.importorskip("ktrain", reason="ktrain's rule to compare with (not on the Keras 3 road without TF)")
     from ktrain.lroptimize.lrfinder import LRFinder as KtrainFinder
 
     rng = np.random.default_rng(0)

@@ -19,6 +19,10 @@ CRAFTED = [
     {"auto_map": {"AutoModel": "modeling_evil.EvilModel"}},
     {"text_config": {"attn_implementation": "attacker/kernel"}},
     {"attn_implementation": ["sdpa"]},
+    {"trust_remote_code": True},  # CVE-2026-5241
+    {"trust_remote_code": "true"},
+    {"text_config": {"trust_remote_code": 1}},
+    {"sub_configs": [{"model_type": "bert"}, {"trust_remote_code": True}]},
 ]
 
 
@@ -38,6 +42,8 @@ def test_the_shipped_attention_implementations_pass():
         check_config({"model_type": "bert", "attn_implementation": value, "_attn_implementation_internal": value},
                      "ok")
     assert unsafe_keys({"model_type": "bert", "hidden_size": 32}) == []
+    assert unsafe_keys({"model_type": "bert", "trust_remote_code": False, "text_config": {"trust_remote_code": None}}) \
+        == []
 
 
 def test_a_crafted_model_is_refused_by_the_command_line_in_one_line(tiny_models, tmp_path, small_data):

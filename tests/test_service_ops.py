@@ -290,6 +290,11 @@ def test_an_api_key_is_required_where_set_and_never_echoed(exported, tmp_path):
         ok = c.post("/predict", json={"texts": TEXTS}, headers={"authorization": "Bearer s3cret-key"})
         assert ok.status_code == 200
         assert c.get("/health/ready").status_code == 200  # health checks need no key
+        # and, without it, say nothing of what is served: no folder, labels, save id or digest
+        for path in ("/health", "/health/ready"):
+            answer = c.get(path)
+            assert answer.status_code == 200 and "model" not in answer.json()
+            assert str(exported) not in answer.text and "manifest_sha256" not in answer.text
         assert "s3cret" not in c.get("/metadata", headers={"authorization": "Bearer s3cret-key"}).text
 
 

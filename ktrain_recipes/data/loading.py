@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -114,6 +115,10 @@ def load_data(source: str | os.PathLike | None = None, columns: Columns | None =
         raw, class_names = read_hub(source, hub_config, columns)
         files = {}
     names = _choose_label_names(raw, labels or class_names)
+    unwritable = [n for n in names if any(c in n for c in "\n\r\t")]
+    if unwritable:  # predict writes one line per text, its label tab-separated: such a name would break the lines
+        raise RecipesError(f"{source}: the label {unwritable[0]!r} holds a line break or a tab, which a label name "
+                           "cannot carry into predict's one-line-per-text output: rename it in the data")
     by_position = bool(labels or class_names)  # integer labels are ids into names that were given
     splits = {split: (texts, _names_of(values, names, where, split, by_position))
               for split, (texts, values, where) in raw.items()}
@@ -147,8 +152,14 @@ def _hold_out_validation(data: LabelledTexts, fraction: float, seed: int) -> Non
           f"({fraction:.0%}, {how}, seed {seed}); training on {len(tr_x)}")
 
 
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+def _whole(value) -> int | None:
+    """A label that is a whole number: an integer, or a string written as one ("7"; not "007", "+7" or "7.0", which
+    are names as written); else None."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and re.fullmatch(r"0|[1-9][0-9]*", value.strip()):
+        return int(value)
+    return None
 
 
 def _choose_label_names(raw: dict, given: list[str] | None) -> list[str]:
@@ -157,8 +168,8 @@ def _choose_label_names(raw: dict, given: list[str] | None) -> list[str]:
         return [str(n) for n in given]
     first = raw.get("train") or next(iter(raw.values()))
     values = set(first[1])
-    if all(_is_int(v) for v in values):
-        return [str(v) for v in sorted(values)]
+    if all(_whole(v) is not None for v in values):
+        return [str(v) for v in sorted({_whole(v) for v in values})]
     values = {str(v).strip() for v in values}
     if values == set(EMOTION_LABELS):
         return list(EMOTION_LABELS)  # the emotion data's own order, as on the hub
@@ -174,14 +185,14 @@ def _names_of(values: list, names: list[str], where, split: str, by_position: bo
     known = set(names)
     out = []
     for i, value in enumerate(values):
-        name = str(value).strip()
-        if _is_int(value) and by_position:
-            if not 0 <= value < len(names):
-                raise RecipesError(f"{where(i)}: label {value} is an id beyond the {len(names)} label names given "
+        name, whole = str(value).strip(), _whole(value)
+        if whole is not None and by_position:
+            if not 0 <= whole < len(names):
+                raise RecipesError(f"{where(i)}: label {whole} is an id beyond the {len(names)} label names given "
                                    f"({', '.join(names)}): integer labels are positions in that list")
-            name = names[value]
-        elif _is_int(value) and name not in known and 0 <= value < len(names):
-            name = names[value]  # an integer id into names given by the user or the hub
+            name = names[whole]
+        elif whole is not None and name not in known and 0 <= whole < len(names):
+            name = names[whole]  # an integer id into names given by the user or the hub
         if name not in known:
             what = "the training data" if split != "train" else "the label names"
             raise RecipesError(f"{where(i)}: label '{name}' is not in {what} ({', '.join(names)})")

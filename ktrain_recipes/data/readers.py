@@ -131,10 +131,21 @@ def check_utf8(path: Path) -> None:
 
 
 def _reader_args(path: Path) -> dict:
-    if path.suffix.lower() == ".tsv":
-        return {"keep_default_na": False, "sep": "\t"}
-    # keep_default_na: a text like "null" or "NA" must stay a string, not become NaN
-    return {"keep_default_na": False} if path.suffix.lower() == ".csv" else {}
+    # every column as written: a text or label like "null" or "NA" stays a string (keep_default_na), and "007",
+    # "1.50" or "true" stay themselves (every column a string): read as numbers, "007" and "7" would be one class
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".tsv"):
+        return {}
+    import csv
+
+    import datasets
+
+    sep = "\t" if suffix == ".tsv" else ","
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        header = next(csv.reader(f, delimiter=sep), [])
+    strings = {"features": datasets.Features({name: datasets.Value("string") for name in header})} \
+        if header and len(set(header)) == len(header) else {}
+    return {"keep_default_na": False, **({"sep": sep} if suffix == ".tsv" else {}), **strings}
 
 
 def _parse_txt(path: Path, lines: list[str]):

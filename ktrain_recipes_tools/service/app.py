@@ -57,6 +57,7 @@ def create_app(settings: ServiceSettings, model: LoadedModel | None = None, requ
                   description="Classify texts with a saved ktrain-recipes predictor.")
     _add_docs(app)
     app.state.batcher, app.state.reloader, app.state.settings = batcher, reloader, settings
+    app.state.api_key = settings.api_key()  # read once: the guard asks for it, and health hides identity behind it
     app.state.metrics, app.state.draining, app.state.predicting = metrics, False, 0  # predicting: in the route
     _add_error_handling(app)
     _add_routes(app, settings, batcher, reloader, metrics)
@@ -66,7 +67,7 @@ def create_app(settings: ServiceSettings, model: LoadedModel | None = None, requ
         app.add_middleware(CORSMiddleware, allow_origins=settings.origins(), allow_methods=["GET", "POST"],
                            allow_headers=["authorization", "content-type", "x-request-id"],
                            expose_headers=["x-request-id", "x-queue-time-ms", "x-inference-time-ms"])
-    app.add_middleware(Guard, max_body_bytes=settings.max_body_bytes, api_key=settings.api_key(), metrics=metrics,
+    app.add_middleware(Guard, max_body_bytes=settings.max_body_bytes, api_key=app.state.api_key, metrics=metrics,
                        max_concurrent=settings.max_concurrent, request_ids=request_ids)
     return app
 
@@ -147,7 +148,7 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
 
     add_classify_routes(app, steps.classify_items, batcher, settings.max_batch)
 
-    add_operations(app, batcher, reloader, metrics)
+    add_operations(app, batcher, reloader, metrics, private=app.state.api_key is not None)
 
     @app.get("/metadata")
     async def metadata() -> dict:

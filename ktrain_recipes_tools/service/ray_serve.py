@@ -53,14 +53,20 @@ def serve_with_ray(settings: ServiceSettings, host: str, port: int) -> None:
 
     from ktrain_recipes_tools.inference.ray_scoring import check_address
     from ktrain_recipes_tools.service import server
-    from ktrain_recipes_tools.service.model import serving_model
+    from ktrain_recipes.predictor.saved import read_predictor
 
     check_address(settings.ray_address)
     server.bind(host, port).close()  # a port in use or out of range, a foreign host: one line, before Ray starts
     server.warn_if_open(settings, host)
     start = time.perf_counter()
-    # refuse a bad folder here, once
-    model = serving_model(settings)
+    # refuse a bad folder here, once, by the folder reader's rule (the replicas load the model; the driver only
+    # checks what they will load, and that the backend asked for is there)
+    saved = read_predictor(settings.predictor)
+    backend = ("int8" if "int8" in saved.backends else "ktrain") if settings.backend == "auto" else settings.backend
+    if backend not in saved.backends:
+        raise RecipesError(f"'{settings.predictor}' has no {backend} copy (it has: {', '.join(saved.backends)}): "
+                           f"run `ktrain-recipes export --predictor {settings.predictor}` first, or choose "
+                           "--backend ktrain")
     if not settings.ray_address:
         import os
 
@@ -78,8 +84,8 @@ def serve_with_ray(settings: ServiceSettings, host: str, port: int) -> None:
         serve.start(http_options={"host": host, "port": port}, logging_config={"log_level": "WARNING",
                                                                                "enable_access_log": False})
         serve.run(build_deployment(settings), name=APP_NAME, route_prefix="/", blocking=False)
-        note(f"serving '{settings.predictor}' ({model.identity['backend']}, labels "
-             f"{', '.join(model.classifier.classes)}) with Ray Serve, {settings.replicas} "
+        note(f"serving '{settings.predictor}' ({backend}, labels "
+             f"{', '.join(saved.label_names)}) with Ray Serve, {settings.replicas} "
              f"replica{'s' * (settings.replicas > 1)}, ready in {time.perf_counter() - start:.1f} s, on "
              f"http://{url_host(host)}:{port}/  (API: /docs)")
         while not stop.wait(0.5):
