@@ -4,11 +4,11 @@ transformers 4.57.6, the last line with TensorFlow classes (our pin), is affecte
 ``config.json`` (``_attn_implementation_internal``, or an ``attn_implementation`` naming a hub repository such as
 ``org/kernel@rev:fn``) makes PyTorch's ``from_pretrained`` download and run a "kernel" from the hub, past
 ``trust_remote_code=False``. The path needs the optional package ``kernels``; the fix is only in 5.3.0 and later,
-which have no TensorFlow. CVE-2026-5241 works through a ``trust_remote_code`` key in ``config.json`` (fixed in 5.x by
-PR #44395, with no 4.x backport). docs/pins.md tells the whole story. Every model folder or hub model is checked here before
-transformers reads it: a configuration that names a kernel repository or remote code (``auto_map``) is refused in
-one line, and so is a ``trust_remote_code`` key anywhere in it (any value but false), and a Python environment where
-``kernels`` can be imported.
+which have no TensorFlow. CVE-2026-5241 works through a ``trust_remote_code`` key in ``config.json`` (fixed in 5.x
+by PR #44395, with no 4.x backport). docs/pins.md tells the whole story. Every model folder or hub model is checked
+here before transformers reads it: a configuration that names a kernel repository or remote code (``auto_map``) is
+refused in one line, and so is a ``trust_remote_code`` key anywhere in it (any value but false), and a Python
+environment where ``kernels`` can be imported.
 """
 
 from __future__ import annotations

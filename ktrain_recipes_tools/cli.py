@@ -71,6 +71,14 @@ class Terminated(KeyboardInterrupt):
 SIGNALLED: list[int] = []  # the signals that stopped this command (a library may turn the exception into another)
 
 
+def exit_as_stopped(result) -> None:
+    """End the command as the signal that stopped its run would (143 for SIGTERM, 130 for Ctrl-C) when the run's
+    record says it was ``interrupted``: its best epoch is saved and its checkpoint kept, but a scheduler (docker stop,
+    systemd, timeout, a series script) must not read it as finished."""
+    if isinstance(result, dict) and result.get("interrupted"):
+        raise Terminated() if SIGNALLED else KeyboardInterrupt()
+
+
 def _terminate(signum, frame) -> None:
     SIGNALLED.append(signum)
     raise Terminated

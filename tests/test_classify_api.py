@@ -19,9 +19,9 @@ def client(exported):
         yield c
 
 
-def vllm_classify(client, path: str, model: str | None, inputs) -> dict:
+def vllm_classify(client, path: str, model: str | None, inputs, **fields) -> dict:
     """A client written against vLLM's documented /classify format (docs.vllm.ai, "Classification API")."""
-    body = {"input": inputs} if model is None else {"model": model, "input": inputs}
+    body = {"input": inputs, **fields} if model is None else {"model": model, "input": inputs, **fields}
     response = client.post(path, json=body)
     assert response.status_code == 200, response.text
     answer = response.json()
@@ -60,11 +60,36 @@ def test_classify_takes_one_text_and_may_leave_the_model_out(client):
     ({"model": "x"}, 422, "input"),
     (b'{"input": ["ok", "\\ud800"]}', 422, "input[1]"),
 ])
-def test_classify_errors_are_predicts_json_errors(client, body, status, words):
+def test_classify_errors_are_vllms_json_errors(client, body, status, words):
     response = (client.post("/classify", content=body, headers={"content-type": "application/json"})
                 if isinstance(body, bytes) else client.post("/classify", json=body))
     assert response.status_code == status and set(response.json()) == {"error"}, response.text
-    assert words in response.json()["error"] and "\n" not in response.json()["error"]
+    error = response.json()["error"]
+    assert set(error) == {"message", "type", "param", "code"} and error["code"] == status
+    assert words in error["message"] and "\n" not in error["message"]
+
+
+@pytest.mark.parametrize("field, value", [("use_activation", False), ("truncate_prompt_tokens", 5),
+                                          ("truncate_prompt_tokens", -2), ("truncation_side", "left")])
+def test_vllms_own_fields_are_refused_by_name_never_dropped(client, field, value):
+    response = client.post("/classify", json={"input": ["i feel fine"], field: value})
+    assert response.status_code == 422 and response.json()["error"]["param"] == field
+    assert field in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("field, value", [("use_activation", True), ("truncate_prompt_tokens", -1),
+                                          ("truncation_side", "right")])
+def test_vllms_own_fields_are_honoured_where_they_ask_what_is_served(client, field, value):
+    answer = vllm_classify(client, "/classify", None, ["i feel fine"], **{field: value})
+    assert answer["data"][0]["probs"] and abs(sum(answer["data"][0]["probs"]) - 1) < 1e-4
+
+
+def test_the_model_id_names_the_save_and_the_answer_its_labels(client):
+    listed = client.get("/v1/models").json()["data"][0]
+    folder, save = listed["id"].split("@")
+    assert folder and save == client.get("/metadata").json()["model"]["save_id"]
+    answer = vllm_classify(client, "/classify", folder, ["i feel fine"])  # the folder's name alone is accepted
+    assert answer["model"] == listed["id"] and answer["labels"] == listed["labels"]
 
 
 def test_truncation_is_reported_per_item_counted_and_refusable(client):
@@ -77,7 +102,7 @@ def test_truncation_is_reported_per_item_counted_and_refusable(client):
     assert refused.status_code == 422 and "texts[1] is" in refused.json()["error"]
     assert f"over this model's {meta['maxlen']}" in refused.json()["error"]
     also = client.post("/classify", json={"input": [LONG], "truncate": False})
-    assert also.status_code == 422 and "input[0] is" in also.json()["error"]
+    assert also.status_code == 422 and "input[0] is" in also.json()["error"]["message"]
     cut = vllm_classify(client, "/classify", None, [LONG])["data"][0]
     assert cut["truncated"] is True and cut["tokens"] == meta["maxlen"]
     after = client.get("/metrics").text

@@ -219,7 +219,7 @@ def test_distill_with_augmented_texts_labels_them_by_the_teacher(tiny_predictor,
 
 def test_a_student_as_deep_as_its_source_is_refused_before_any_copy_is_made(tiny_predictor, tiny_models, small_data,
                                                                              tmp_path, monkeypatch, capsys):
-    from ktrain_recipes.training import distill as distilling
+    from ktrain_recipes_tools.training import distill as distilling
 
     made = []
     monkeypatch.setattr(distilling, "with_copies", lambda *a, **k: made.append(1) or (a[0], a[1]))
@@ -232,7 +232,7 @@ def test_a_student_as_deep_as_its_source_is_refused_before_any_copy_is_made(tiny
 
 def test_a_labels_only_student_never_runs_the_teacher(tiny_predictor, small_data, tmp_path, monkeypatch):
     """alpha 1 ignores the teacher's logits, so they are not computed (a base-size teacher takes minutes for them)."""
-    from ktrain_recipes.training import distill as distilling
+    from ktrain_recipes_tools.training import distill as distilling
 
     def no_teacher(*args, **kwargs):
         raise AssertionError("the teacher was run for a labels-only student")
@@ -274,3 +274,30 @@ def test_settings_that_would_do_the_wrong_thing_are_refused(call, message):
 
     with pytest.raises(kr.RecipesError, match=message):
         call(kr)
+
+
+def test_the_precision_asked_is_the_precision_the_student_is_built_in(tiny_predictor, small_data, tmp_path,
+                                                                      monkeypatch):
+    """distill --precision bfloat16 built its student in float32 and recorded bfloat16; now the student is built
+    under the policy asked, and a checkpoint of another precision is not resumed."""
+    import tf_keras
+
+    from ktrain_recipes_tools.training import students
+
+    built = []
+    real = students.pretrained_classifier
+
+    def spying(*args, **kwargs):
+        built.append(tf_keras.mixed_precision.global_policy().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr("ktrain_recipes_tools.training.distill.pretrained_classifier", spying)
+    out = tmp_path / "bf16"
+    config = RecipeConfig(data=str(small_data), out=str(out), limit=64, eval_limit=32, epochs=1, batch_size=16,
+                          lr=1e-3, precision="bfloat16", keep_checkpoint=True)
+    metrics = krt.distill(config, DistillSettings(str(tiny_predictor), layers=1, alpha=1.0))
+    assert built == ["mixed_bfloat16"] and metrics["settings"]["precision"] == "bfloat16"
+    assert tf_keras.mixed_precision.global_policy().name == "float32"  # the process is left as it was
+    with pytest.raises(RecipesError, match="other settings:.*precision"):
+        krt.distill(dataclasses.replace(config, precision="float32", resume=True),
+                    DistillSettings(str(tiny_predictor), layers=1, alpha=1.0))

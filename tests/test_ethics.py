@@ -192,6 +192,22 @@ def test_the_ethics_command_prints_exact_match_per_epoch(ethics_dir, tiny_models
     assert last["test_accuracy"] == pytest.approx(result["accuracy"])
 
 
+def test_a_stopped_ethics_run_exits_as_stopped_and_writes_no_result(ethics_dir, tiny_models, tmp_path, capsys,
+                                                                     monkeypatch):
+    """Stopped in its second epoch, the run exited 0 and wrote "epochs": 2 with one epoch's row, which a series
+    script took as done: now it exits 130 (143 for SIGTERM), as train does, and writes no result file."""
+    from ktrain_recipes.training import train
+
+    from interrupts import ctrl_c_at_epoch
+
+    monkeypatch.setattr(train, "epoch_timer", ctrl_c_at_epoch(train.epoch_timer, epoch=1))
+    assert cli.main(["ethics", "--task", "justice", "--data", str(ethics_dir), "--model", tiny_models["bert"],
+                     "--limit", "96", "--eval-limit", "64", "--epochs", "2", "--lr", "1e-3", "--batch-size", "16",
+                     "--out", str(tmp_path / "j"), "--json", str(tmp_path / "r.json")]) == 130
+    assert not (tmp_path / "r.json").exists()
+    assert "stopped after 1 of 2 epoch(s): no result written" in capsys.readouterr().err
+
+
 def test_the_chosen_epoch_is_validations_best_whatever_test_says():
     curve = [{"epoch": 1, "val_exact_match": 0.5, "test_exact_match": 0.9},
              {"epoch": 2, "val_exact_match": 0.7, "test_exact_match": 0.1},

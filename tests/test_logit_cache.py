@@ -74,7 +74,7 @@ def test_a_teacher_without_a_save_id_is_refused(tmp_path):
 
 def test_a_cached_teacher_teaches_a_student_of_another_tokenizer_what_it_would_uncached(
         tiny_predictor, tiny_models, small_data, tmp_path, monkeypatch):
-    from ktrain_recipes.training import distill as distilling
+    from ktrain_recipes_tools.training import distill as distilling
 
     teacher = kr.load_checked_predictor(tiny_predictor)
     texts = ["i feel fine", "a much longer text about how awful and lonely and sad i feel today", "joy", "so angry"]

@@ -272,3 +272,16 @@ def test_the_data_order_depends_on_the_epoch_only(tiny_models, small_data):
     data.set_epoch(1)
     assert [b.tolist() for b in data.batch_indices(train=True)] == orders[1]
     assert orders[0] != orders[1]
+
+
+def test_braces_in_the_output_path_reach_the_checkpoint_as_written(tmp_path):
+    """Keras' ModelCheckpoint formats its path with str.format: '--out solo{1}' or a Drive folder 'dir{a}/m' killed
+    every training at the end of its first epoch (KeyError, IndexError)."""
+    from ktrain_recipes.training.checkpoint import Checkpoint
+
+    for name in ("solo{1}", "dir{a}", "{}", "x{epoch}"):
+        out = tmp_path / name / "m"
+        checkpoint = Checkpoint(out, {"model": "m"})
+        best = checkpoint.callbacks({"history": {}})[-1]
+        # what ModelCheckpoint does with its path at every epoch's end
+        assert best.filepath.format(epoch=1, val_loss=0.5) == str(checkpoint.weights)

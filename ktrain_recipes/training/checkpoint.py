@@ -113,7 +113,9 @@ class Checkpoint:
         """The Keras callbacks that keep the checkpoint: the whole state after every epoch, and the best epoch."""
         import tensorflow as tf
 
-        best = tf.keras.callbacks.ModelCheckpoint(str(self.weights), monitor="val_loss", save_best_only=True,
+        # ModelCheckpoint formats its path with str.format: braces in --out (a Drive folder "dir{a}") are escaped
+        path = str(self.weights).replace("{", "{{").replace("}", "}}")
+        best = tf.keras.callbacks.ModelCheckpoint(path, monitor="val_loss", save_best_only=True,
                                                   save_weights_only=True)
         losses = record["history"].get("val_loss")
         if losses and not self.best_lost:  # a resumed run keeps the best epoch of its earlier legs

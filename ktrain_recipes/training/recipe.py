@@ -237,7 +237,8 @@ def class_weights(config: RecipeConfig, labels: list[str], ds: LabelledTexts) ->
 
 def run_identity(run: Run) -> dict:
     """What any run's checkpoint must match for ``--resume``: everything that changes its schedule or its history
-    (training and validation texts, epochs, rate, batch, devices, seed, the epochs averaged at the end)."""
+    (training and validation texts, epochs, rate, batch, devices, seed, the epochs averaged at the end, and the
+    precision it trains in: a checkpoint of a float32 run does not go on in bfloat16)."""
     import hashlib
     import json
 
@@ -249,7 +250,7 @@ def run_identity(run: Run) -> dict:
     return {"data": texts(run.train), "validation": texts(run.val), "epochs": config.epochs, "lr": config.lr,
             "batch_size": config.batch_size, "seed": config.seed, "weight_decay": config.weight_decay,
             "class_weight": config.class_weight, "bucketing": config.bucketing, "average_last": config.average_last,
-            "distribute": config.distribute, "devices": config.devices}
+            "distribute": config.distribute, "devices": config.devices, "precision": config.precision}
 
 
 def checkpoint_identity(run: Run, maxlen: int) -> dict:

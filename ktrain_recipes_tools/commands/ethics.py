@@ -33,7 +33,14 @@ def run(args) -> None:
         check_writable_file(args.json, (args.data,))
     config = settings_from_args(args, RecipeConfig, data=args.data, out=args.out or f"runs/ethics-{args.task}",
                                 val_fraction=args.val_fraction)
+    from ktrain_recipes.errors import note
+    from ktrain_recipes_tools.cli import exit_as_stopped
+
     result = run_ethics(args.task, config, args.split)
+    if result.get("interrupted"):  # stopped mid-run: no result file would say what the run did not do
+        note(f"stopped after {result['epochs_completed']} of {result['epochs']} epoch(s): no result written"
+             f"{' to ' + args.json if args.json else ''}; run the same command with --resume to go on")
+        exit_as_stopped(result)
     print(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in result.items()))
     if args.json:
         write_result(result, args.json)

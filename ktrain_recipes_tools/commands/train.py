@@ -17,10 +17,6 @@ def uses_tensorflow(args) -> bool:
 def run(args) -> None:
     from ktrain_recipes.training.recipe import run_recipe
 
-    metrics = run_recipe(settings_from_args(args, RecipeConfig))
-    # stopped: the best epoch is saved and the checkpoint kept, and the command still exits as a stopped run (130,
-    # 143), so that a scheduler (docker stop, systemd, timeout) sees it
-    if isinstance(metrics, dict) and metrics.get("interrupted"):
-        from ktrain_recipes_tools.cli import SIGNALLED, Terminated
+    from ktrain_recipes_tools.cli import exit_as_stopped
 
-        raise Terminated() if SIGNALLED else KeyboardInterrupt()
+    exit_as_stopped(run_recipe(settings_from_args(args, RecipeConfig)))  # a stopped run exits 130 or 143

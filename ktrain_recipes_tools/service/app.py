@@ -105,10 +105,17 @@ def _add_error_handling(app) -> None:
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
         shape = ('{"input": ["..."]} or {"input": [["...", "..."]]}' if request.url.path.endswith("/classify")
                  else '{"texts": ["..."]} or {"pairs": [["...", "..."]]}')
+        vllm = request.url.path.endswith("/classify")  # vLLM's routes answer in vLLM's error shape
         if first.get("type") == "json_invalid":
-            return json_error(400, f"the body is not valid JSON: send {shape}")
-        message = str(first.get("msg", "invalid request")).splitlines()[0]
-        return json_error(422, f"{where or 'body'}: {message} (send {shape})")
+            message, status = f"the body is not valid JSON: send {shape}", 400
+        else:
+            message = str(first.get("msg", "invalid request")).splitlines()[0]
+            message, status = f"{where or 'body'}: {message} (send {shape})", 422
+        if vllm:
+            from ktrain_recipes_tools.service.classify_api import vllm_error
+
+            return vllm_error(status, message, where.split(".")[0] if where else None)
+        return json_error(status, message)
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException):

@@ -6,7 +6,16 @@ two-item lists, for sentence-pair predictors; ``truncate`` as in ``/predict``). 
 "list", "created", "model", "data": [{"index", "label", "probs", "num_classes", "tokens", "truncated"}],
 "usage": {"prompt_tokens", "total_tokens", "completion_tokens": 0}}``; ``probs`` follow the order of the labels
 ``/v1/models`` and ``/metadata`` name. Errors are ``/predict``'s: ``{"error": "..."}`` with a 4xx for what the
-client sent. ``model`` may be left out; when given it must be the id ``/v1/models`` lists (404 otherwise).
+client sent. ``model`` may be left out; when given it must be the id ``/v1/models`` lists, or the folder's name
+alone (404 otherwise). The id names the save (``folder@save``): after a hot swap that reorders the labels, the
+answers' ``model`` and ``labels`` say which order ``probs`` follow.
+
+vLLM's own fields are honoured or refused by name, never dropped: ``use_activation`` (true, the default: the
+probabilities; false, vLLM's raw logits, is refused: a saved predictor gives probabilities),
+``truncate_prompt_tokens`` (null or -1: cut at the predictor's maxlen, as ``truncate`` does; another number is
+refused) and ``truncation_side`` ("right", the predictor's; "left" is refused). Those refusals, and a ``model`` not
+served, answer in vLLM's error shape: ``{"error": {"message", "type", "param", "code"}}``. vLLM itself serves
+``/classify`` at the root; ``/v1/classify`` is SGLang's form.
 """
 
 import time
@@ -18,8 +27,50 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 def model_name(identity: dict) -> str:
-    """The id a client names the served predictor by: its folder's name."""
-    return Path(identity["folder"]).name
+    """The id a client names the served predictor by: its folder's name and its save (``runs@3f2a9c1e0b7d``), so
+    that an answer from another save, whose labels may be in another order, never carries the same id."""
+    folder = Path(identity["folder"]).resolve().name or "predictor"
+    save = identity.get("save_id")
+    return f"{folder}@{save}" if save else folder
+
+
+KINDS = {400: "BadRequestError", 401: "AuthenticationError", 404: "NotFoundError", 413: "BadRequestError",
+         422: "BadRequestError", 429: "RateLimitError", 503: "ServiceUnavailableError"}
+
+
+def vllm_error(status: int, message: str, param: str | None = None, kind: str | None = None,
+               headers: dict | None = None):
+    """An error in vLLM's shape, for the vLLM routes: ``{"error": {"message", "type", "param", "code"}}``."""
+    from fastapi.responses import JSONResponse
+
+    return JSONResponse({"error": {"message": message, "type": kind or KINDS.get(status, "InternalServerError"),
+                                   "param": param, "code": status}}, status_code=status, headers=headers)
+
+
+def as_vllm_error(response):
+    """/predict's error answer (``{"error": "one line"}``, its status and headers kept) in vLLM's shape."""
+    import json
+
+    message = json.loads(bytes(response.body))["error"]
+    param = "input" if message.startswith("input") else None
+    headers = {k: v for k, v in response.headers.items() if k.lower() in ("retry-after",)}
+    return vllm_error(response.status_code, message, param, headers=headers or None)
+
+
+def unsupported(body) -> tuple[str, str] | None:
+    """The first vLLM field ``body`` sets to something this service does not do: (field, message), else None."""
+    if body.use_activation is False:
+        return "use_activation", ("use_activation false (raw logits) is not served: a saved predictor gives "
+                                  "probabilities; leave it out or set it to true")
+    if body.truncate_prompt_tokens is not None and body.truncate_prompt_tokens != -1:
+        if body.truncate_prompt_tokens < -1:
+            return "truncate_prompt_tokens", "truncate_prompt_tokens must be -1 or more"
+        return "truncate_prompt_tokens", ("truncate_prompt_tokens other than -1 is not served: texts are cut at the "
+                                          "predictor's maxlen (-1); leave it out or set -1")
+    if body.truncation_side is not None and body.truncation_side != "right":
+        return "truncation_side", (f"truncation_side '{body.truncation_side}' is not served: the predictor keeps a "
+                                   "text's first tokens ('right'); leave it out or set 'right'")
+    return None
 
 
 def classify_request(max_batch: int) -> type[BaseModel]:
@@ -33,6 +84,10 @@ def classify_request(max_batch: int) -> type[BaseModel]:
                 | Annotated[list[Annotated[list[str], Field(min_length=2, max_length=2)]], Field(max_length=max_batch)]
                 ) = Field(description=f"one text, a list of at most {max_batch} texts, or of [first, second] pairs")
         truncate: bool = Field(True, description=TRUNCATE)
+        # vLLM's own fields: honoured or refused by name (``unsupported``)
+        use_activation: bool | None = Field(None, description="true (default): probabilities; false is refused")
+        truncate_prompt_tokens: int | None = Field(None, description="-1 (default): cut at the predictor's maxlen")
+        truncation_side: str | None = Field(None, description="'right' (default): keep a text's first tokens")
 
     return ClassifyRequest
 
@@ -51,6 +106,7 @@ class ClassifyResponse(BaseModel):
     object: str
     created: int
     model: str
+    labels: list[str]
     data: list[ClassifyItem]
     usage: dict[str, int]
 
@@ -60,7 +116,6 @@ def add_classify_routes(app, classify_items, batcher, max_batch: int) -> None:
     name)`` is /predict's own sequence (checks, token counts, the batcher, metrics), so that both routes check, bound
     and answer alike."""
     from fastapi import Response
-    from fastapi.responses import JSONResponse
 
     from ktrain_recipes_tools.service.schemas import ERRORS
 
@@ -70,15 +125,18 @@ def add_classify_routes(app, classify_items, batcher, max_batch: int) -> None:
     async def classify(body: ClassifyRequest, response: Response) -> Any:
         """Classify texts in vLLM's format: each item's label and its probabilities in the labels' order."""
         name = model_name(batcher.model.identity)
-        if body.model is not None and body.model != name:
-            return JSONResponse({"error": f"model '{body.model}' is not served here: this service serves '{name}' "
-                                          "(GET /v1/models)"}, status_code=404)
+        if body.model is not None and body.model not in (name, name.split("@")[0]):
+            return vllm_error(404, f"model '{body.model}' is not served here: this service serves '{name}' "
+                                   "(GET /v1/models)", "model", "NotFoundError")
+        refused = unsupported(body)
+        if refused:
+            return vllm_error(422, refused[1], refused[0])
         given = [body.input] if isinstance(body.input, str) else body.input
         pairs = bool(given) and isinstance(given[0], list)
         result = await classify_items(None if pairs else given, given if pairs else None, body.truncate, response,
                                       "input")
         if not isinstance(result, tuple):
-            return result
+            return as_vllm_error(result)
         probs, used, counts = result
         names = used.classifier.classes
         data = [{"index": i, "label": names[int(row.argmax())], "probs": [round(float(p), 6) for p in row],
@@ -86,7 +144,7 @@ def add_classify_routes(app, classify_items, batcher, max_batch: int) -> None:
                 for i, (row, (read, total)) in enumerate(zip(probs, counts))]
         tokens = sum(read for read, _ in counts)
         return {"id": f"classify-{uuid.uuid4().hex}", "object": "list", "created": int(time.time()),
-                "model": model_name(used.identity), "data": data,
+                "model": model_name(used.identity), "labels": list(names), "data": data,
                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens, "completion_tokens": 0}}
 
     for path in ("/classify", "/v1/classify"):

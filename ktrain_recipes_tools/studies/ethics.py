@@ -72,6 +72,7 @@ def _run_classification(task: Task, config: RecipeConfig, split: str) -> dict:
     result = score_task(task, classify(predictor, texts), truth)
     curve = metrics.get("per_epoch", [])
     return {**result, "n_train": metrics["n_train"], "epochs": metrics["settings"]["epochs"],
+            "interrupted": bool(metrics.get("interrupted")), "epochs_completed": metrics["epochs_completed"],
             "val_accuracy": metrics["accuracy"], "chosen": chosen_epoch(curve, "val_exact_match"),
             "val_per_epoch": curve, "train_seconds": metrics["train_seconds"],
             "segment_ids": bool(predictor.preproc.use_token_type_ids),  # pairs marked as two segments (segments.py)

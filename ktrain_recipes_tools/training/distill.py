@@ -243,8 +243,16 @@ def distill(config: RecipeConfig, settings: DistillSettings, dataset=None) -> di
     trn = bucket_batches(s.preprocess_train(texts, ids, verbose=0), config.seed)
     val_data = bucket_batches(s.preprocess_test(run.val[0], val_ids, verbose=0), config.seed)
     n = len(ds.label_names)
-    student, mapping = cut_layers(pretrained_classifier(settings.student or teacher_model, n), settings.layers,
-                                  whole=own)
+    from ktrain_recipes.training.precision import float32_head, set_policy
+
+    set_policy(config.precision)  # before the student is built: the precision recorded is the precision used
+    try:
+        student, mapping = cut_layers(pretrained_classifier(settings.student or teacher_model, n), settings.layers,
+                                      whole=own)
+    finally:
+        set_policy("float32")  # the teacher and what this process loads later compute in float32
+    if config.precision != "float32":
+        float32_head(student)
     if settings.alpha == 1:  # the labels alone: the loss never reads the teacher's logits, so none are computed
         logits = [np.zeros((len(d.x), n), np.float32) for d in (trn, val_data)]
     elif own or settings.logits_cache:  # the teacher's logits on the teacher's reading of the same texts, row for row
