@@ -10,12 +10,13 @@ from pathlib import Path
 import pandas as pd
 
 from ktrain_recipes import compat
-from ktrain_recipes.versions import package_versions
+from ktrain_recipes.versions import cpu_features, cpu_model, package_versions
 from ktrain_recipes.errors import note
 
 
 def runtime_info() -> dict:
-    """Return the platform, GPUs, memory and key package versions of this runtime."""
+    """Return the platform, the CPU (its model and the vector features that decide speeds), GPUs, memory and key
+    package versions of this runtime: a notebook's first output names the machine its figures come from."""
     import psutil
     import tensorflow as tf
 
@@ -23,6 +24,7 @@ def runtime_info() -> dict:
     return {
         "platform": _platform(),
         "python": platform.python_version(),
+        "cpu": f"{cpu_model()} ({', '.join(cpu_features()) or 'no AVX2'})",  # its features decide the speeds
         "cpus": os.cpu_count(),
         "memory_gb": round(psutil.virtual_memory().total / 2**30, 1),
         "gpus": ", ".join(g.name for g in gpus) or "none",

@@ -1,4 +1,5 @@
-"""The package versions a saved predictor depends on, and the check made when loading one."""
+"""The runtime a run or a saved predictor depends on: the package versions (and the check made when loading one),
+and the CPU, named beside every figure."""
 
 from __future__ import annotations
 
@@ -41,3 +42,30 @@ def check_versions(folder: str, saved: dict, strict: bool = False) -> None:
                 raise RecipesError(message.split(": it usually")[0] + ": install the pinned requirements "
                                    "or re-train (or load without --strict)")
             warnings.warn(message, stacklevel=3)
+
+
+def cpu_model() -> str:
+    """This machine's CPU model name (from /proc/cpuinfo where there is one), for figure captions."""
+    import platform
+    from pathlib import Path
+
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "CPU"
+
+
+def cpu_features() -> list[str]:
+    """The vector extensions of this CPU that decide int8 and bfloat16 speed (from /proc/cpuinfo on Linux; empty
+    elsewhere): AVX2 alone, or AVX-512 with VNNI, change the figures more than the clock does."""
+    from pathlib import Path
+
+    wanted = {"avx2", "avx512f", "avx512_vnni", "avx512vnni", "avx_vnni", "avx512_bf16", "amx_int8", "amx_bf16"}
+    try:
+        flags = next(line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags"))
+    except (OSError, StopIteration):
+        return []
+    return sorted(set(flags.split(":", 1)[1].split()) & wanted)

@@ -35,6 +35,13 @@ def row_for(run: Path) -> dict:
         if isinstance(value, float) and math.isfinite(value) and column in DIGITS:
             value = round(value, DIGITS[column])
         out[column] = value
+    # the test split, scored once after training (run_recipe does it where the data has one), and the CPU it ran on
+    metrics = json.loads((run / "metrics.json").read_text())
+    if isinstance(metrics.get("test"), dict):
+        test = metrics["test"]
+        out.update(test_accuracy=round(test["accuracy"], 4), test_macro_f1=round(test["macro_f1"], 4), test_n=test["n"])
+    if metrics.get("cpu"):
+        out["cpu"] = f"{metrics['cpu']} ({', '.join(metrics.get('cpu_features', [])) or 'no AVX2'})"
     return out
 
 

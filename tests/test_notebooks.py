@@ -149,7 +149,8 @@ def test_the_smoke_start_up_file_overrides_a_parameter_cell(tmp_path):
         os.environ["KTRAIN_RECIPES_SMOKE"] = str(smoke)
         shell.run_cell((ROOT / "tests" / "notebook_smoke.py").read_text())
         assert "_install_smoke_overrides" not in shell.user_ns  # leaves no name behind
-        shell.run_cell("import ktrain_recipes as kr\nconfig = kr.RecipeConfig('minilm', epochs=3)\n"
+        shell.run_cell("import ktrain_recipes as kr\nimport ktrain_recipes_tools as krt\n"
+                       "config = kr.RecipeConfig('minilm', epochs=3)\n"
                        "teacher_config = kr.RecipeConfig('mpnet', epochs=3)\n"
                        "settings = krt.DistillSettings(teacher='runs/t', student='minilm', layers=6)\n"
                        "MODELS = {'ours': 'minilm', 'theirs': 'org/model'}")
@@ -631,12 +632,11 @@ KTRAIN_CALL = re.compile(r"\b(?:ktrain|text|t|learner|predictor|reloaded)\.([A-Z
 def test_a_notebook_with_more_kr_helpers_than_ktrain_calls_says_what_each_adds(path):
     nb = nbformat.read(path, as_version=4)
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
-    helpers = set(re.findall(r"\bkr\.([A-Za-z]\w*)", code))
+    helpers = set(re.findall(r"\b(krt?\.[A-Za-z]\w*)", code))  # the helper's (kr) and the tools' (krt)
     calls = set(KTRAIN_CALL.findall(code))
     if len(helpers) <= len(calls):
         return
-    why = next((c.source for c in nb.cells if c.cell_type == "markdown" and "**What `kr` adds here.**" in c.source),
-               "")
-    said = set(re.findall(r"`kr\.(\w+)`", why[why.find("**What `kr` adds here.**"):].split("\n\n")[0]))
-    unsaid = helpers - said - {"setup_notebook", "runs_folder", "RecipeConfig"}
+    why = next((c.source for c in nb.cells if c.cell_type == "markdown" and "**What `kr`" in c.source), "")
+    said = set(re.findall(r"`(krt?\.\w+)`", why[why.find("**What `kr`"):].split("\n\n")[0]))
+    unsaid = helpers - said - {"kr.setup_notebook", "kr.runs_folder", "kr.RecipeConfig"}
     assert not unsaid, f"{path.name}: {len(helpers)} kr helpers against {len(calls)} ktrain calls; say what these add"

@@ -342,3 +342,30 @@ def test_a_second_run_into_the_same_out_is_refused_and_destroys_nothing(tiny_mod
     assert not (tmp_path / ".run.run.lock").exists()  # the lock leaves no file behind
     assert kr.run_recipe(config)["epochs_completed"] == 1  # once the first run is done, the folder is free
     assert not (tmp_path / ".run.run.lock").exists() and not live.exists()
+
+
+def test_the_test_split_is_scored_once_after_training_and_kept_in_the_record(tiny_models, small_data, tmp_path):
+    """A data folder with a test file: run_recipe scores it once, after the model is chosen on validation, and
+    metrics.json keeps its accuracy, macro-F1 and size beside validation's, with the CPU the run used."""
+    import json
+    import shutil
+
+    import ktrain_recipes as kr
+
+    data = tmp_path / "with-test"
+    shutil.copytree(small_data, data)
+    lines = (small_data / "val.txt").read_text().splitlines()[:24]
+    (data / "test.txt").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "m"
+    metrics = kr.run_recipe(kr.RecipeConfig(tiny_models["bert"], data=str(data), out=str(out), limit=64, epochs=1,
+                                            batch_size=16, lr=1e-3))
+    saved = json.loads((out / "metrics.json").read_text())
+    assert saved["test"]["n"] == 24 and 0 <= saved["test"]["accuracy"] <= 1 and "macro_f1" in saved["test"]
+    expected = kr.score([ln.rsplit(";", 1)[1] for ln in lines], kr.load_checked_predictor(out).predict(
+        [ln.rsplit(";", 1)[0] for ln in lines]), metrics["label_names"])
+    assert saved["test"]["accuracy"] == pytest.approx(expected["accuracy"])
+    assert saved["cpu"] and isinstance(saved["cpu_features"], list)
+    # and without a test file, no test figure
+    plain = kr.run_recipe(kr.RecipeConfig(tiny_models["bert"], data=str(small_data), out=str(tmp_path / "p"),
+                                          limit=64, epochs=1, batch_size=16, lr=1e-3))
+    assert "test" not in plain

@@ -161,7 +161,7 @@ def test_binding_beyond_loopback_without_a_key_warns(monkeypatch, exported, caps
     assert cli.main(["serve", "--predictor", str(exported)]) == 0
     assert "without an API key" not in capsys.readouterr().err
     # Ray Serve's engine warns the same way (its start is stopped here, after the warning: no cluster starts)
-    monkeypatch.setattr("ktrain_recipes_tools.service.model.load_model", _stop_here)
+    monkeypatch.setattr("ktrain_recipes.predictor.saved.read_predictor", _stop_here)  # the driver's folder check
     assert cli.main(["serve", "--engine", "ray", "--predictor", str(exported), "--host", "0.0.0.0"]) == 1
     err = capsys.readouterr().err
     assert "without an API key" in err and "stopped before Ray" in err and bound[-1] == "0.0.0.0"

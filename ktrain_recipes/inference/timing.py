@@ -6,6 +6,7 @@ import time
 from contextlib import contextmanager
 
 import numpy as np
+from ktrain_recipes.versions import cpu_features, cpu_model  # noqa: F401  (the machine, named once)
 
 
 def time_inference(predict_fn, texts: list[str], n_single: int = 50, warmup: int = 3) -> dict:
@@ -101,30 +102,3 @@ def process_rss_mb(pid: int | None = None, children: bool = False) -> float:
     if children:
         rss += sum(c.memory_info().rss for c in proc.children(recursive=True))
     return rss / 2**20
-
-
-def cpu_model() -> str:
-    """This machine's CPU model name (from /proc/cpuinfo where there is one), for figure captions."""
-    import platform
-    from pathlib import Path
-
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "CPU"
-
-
-def cpu_features() -> list[str]:
-    """The vector extensions of this CPU that decide int8 and bfloat16 speed (from /proc/cpuinfo on Linux; empty
-    elsewhere): AVX2 alone, or AVX-512 with VNNI, change the figures more than the clock does."""
-    from pathlib import Path
-
-    wanted = {"avx2", "avx512f", "avx512_vnni", "avx512vnni", "avx_vnni", "avx512_bf16", "amx_int8", "amx_bf16"}
-    try:
-        flags = next(line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags"))
-    except (OSError, StopIteration):
-        return []
-    return sorted(set(flags.split(":", 1)[1].split()) & wanted)
