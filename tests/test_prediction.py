@@ -95,3 +95,18 @@ def test_a_huge_text_is_cut_before_tokenizing(exported, capsys):
         type(tokenizer).__call__ = original
     assert max(seen) <= 100 * model.maxlen
     assert "indexing errors" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("blank", [" ", "\u200b", "\u00ad"])
+def test_a_text_whose_start_is_a_long_blank_run_is_refused_not_read_as_empty(exported, blank):
+    """3,300 spaces (or zero-width spaces, soft hyphens) then a sentence: the cut by characters before tokenizing kept
+    only the blank run, and the text was classified as empty and reported 'tokens 2, truncated False'."""
+    from ktrain_recipes.inference.text_rules import CHARS_PER_TOKEN
+
+    model = kr.open_predictor(exported, int8=True)
+    text = blank * (CHARS_PER_TOKEN * model.maxlen + 100) + "i feel happy and loved today"
+    with pytest.raises(RecipesError, match="text 1 has nothing to read in its first"):
+        kr.classify(model, ["i feel fine", text])
+    long = "i feel happy " * (CHARS_PER_TOKEN * model.maxlen // 13 + 10)  # readable, and cut by characters
+    rows = kr.classify(model, [long, "i feel fine"], report=True)
+    assert rows[0]["truncated"] is True and rows[0]["tokens"] == model.maxlen and rows[1]["truncated"] is False

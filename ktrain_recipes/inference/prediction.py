@@ -10,7 +10,8 @@ import numpy as np
 from ktrain_recipes.batch_policy import CLASSIFY_CHUNK
 from ktrain_recipes.errors import RecipesError, note
 from ktrain_recipes.data.tokens import token_lengths
-from ktrain_recipes.inference.text_rules import check_texts, cut
+from ktrain_recipes.data.characters import is_blank
+from ktrain_recipes.inference.text_rules import CHARS_PER_TOKEN, check_texts, cut
 
 
 @runtime_checkable
@@ -64,10 +65,18 @@ def classify(predictor, texts, proba: bool = False, chunk: int = CLASSIFY_CHUNK,
     if getattr(model, "pairs", None) is True and not isinstance(texts[0], tuple):
         raise RecipesError("this predictor classifies sentence pairs, and was given single texts: pass (first, "
                            "second) pairs (on the command line, --pair-column names the second sentence's column)")
+    limit = CHARS_PER_TOKEN * model.maxlen
+    was_cut = np.array([any(len(p) > limit for p in (t if isinstance(t, tuple) else (t,))) for t in texts])
     texts = [tuple(cut(p, model.maxlen) for p in t) if isinstance(t, tuple) else cut(t, model.maxlen)
              for t in texts]
+    for i in np.flatnonzero(was_cut):  # the cut kept only characters the model cannot read: say so, read nothing
+        parts = texts[i] if isinstance(texts[i], tuple) else (texts[i],)
+        if any(is_blank(p) for p in parts):
+            raise RecipesError(f"text {i} has nothing to read in its first {limit:,} characters (only spaces or "
+                               f"invisible characters), and the model reads no further (maxlen {model.maxlen} "
+                               "tokens): remove the blank run at its start")
     lengths = np.array(token_lengths(model.tokenizer, texts))
-    n_long = int((lengths > model.maxlen).sum())
+    n_long = int(((lengths > model.maxlen) | was_cut).sum())
     if n_long:
         note(f"note: {n_long} of {len(texts)} texts exceed maxlen={model.maxlen} tokens "
               "and were truncated")
@@ -78,9 +87,9 @@ def classify(predictor, texts, proba: bool = False, chunk: int = CLASSIFY_CHUNK,
         probs[idx] = model.predict_proba([texts[i] for i in idx])
     if report:
         rows = []
-        for row, n in zip(probs, lengths):
+        for row, n, cut_here in zip(probs, lengths, was_cut):
             rows.append({"label": model.classes[int(row.argmax())], "tokens": int(min(n, model.maxlen)),
-                         "truncated": bool(n > model.maxlen)})
+                         "truncated": bool(n > model.maxlen or cut_here)})
             if proba:
                 rows[-1]["probabilities"] = {c: float(p) for c, p in zip(model.classes, row)}
         return rows
