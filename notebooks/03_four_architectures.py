@@ -23,10 +23,9 @@
 # Every notebook's time and results in one page:
 # [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
 #
-# **What you will see.** The outputs of a real run on a 2-core Intel Xeon CPU at 2.5 GHz with AVX-512 (no bfloat16)
-# and no GPU.
-# Another notebook's predictions shared the CPU while the costs were measured, so read the cost table's rows against
-# each other rather than as this CPU's best.
+# **What you will see.** The outputs of a real run on a 2-core AMD EPYC CPU (AVX2, no AVX-512) and no GPU. Other
+# notebooks trained on the same two cores while the costs were measured, and that moved the rows unevenly: read the
+# cost table's large ratios, not its small ones, and not as this CPU's best.
 #
 # **What `kr` and `krt` add here.** This notebook is a study, so it imports its tools by name, as d2l's chapters
 # import `d2l`: `krt` is `ktrain_recipes_tools`, the tools beside the helper `kr` (the learner's notebooks 00-02 need
@@ -172,14 +171,17 @@ cost = krt.cost_table(settings)
 cost
 
 # %% [markdown]
-# Read it by rows. DistilBERT trains and answers at about twice BERT-base's rate, as its 6 layers predict.
-# RoBERTa costs about what BERT does (the same encoder; the larger embedding table is a look-up). ALBERT, with a tenth
-# of BERT's parameters, answers one text no faster than BERT: it runs its one layer twelve times at the same width
-# (its GFLOP/s column counts the shared layer once, so it understates ALBERT's arithmetic twelvefold). MiniLM (6
-# layers, width 384) is several times faster than any of the four. The examples/s column turns into hours: 16,000
-# texts x 2 epochs
-# divided by it is a full run's training time on this CPU (bucketed batches are shorter than 64 tokens, so a real run
-# goes faster than this bound).
+# Read only the large ratios: the other work on the CPU moved these rows unevenly. BERT-base and RoBERTa-base have
+# the same encoder (RoBERTa's larger embedding table is a look-up), yet they trained at 1.1 and 1.6 examples/s here:
+# that gap is the other work, not the models. DistilBERT trains at about twice their rate (3.1) and answers one text
+# in about half their time, as its 6 layers predict. ALBERT, with a tenth of BERT's parameters, answers one text no
+# faster than DistilBERT: it runs its one layer twelve times at the same width (its GFLOP/s column counts the shared
+# layer once, so it understates ALBERT's arithmetic twelvefold). It trains faster than BERT here (1.7), although it
+# computes as much per token; its optimizer updates a tenth of the weights (Adam reads and writes three numbers per
+# weight at every step), which is the likely difference, not measured apart. MiniLM (6 layers, width 384) is several
+# times faster than any of the four (8.2). The examples/s column turns into hours: 16,000 texts x 2 epochs divided by
+# it is a full run's training time on this CPU (bucketed batches are shorter than 64 tokens, so a real run goes faster
+# than this bound).
 
 # %%
 (2 * 16_000 / cost["train_examples_per_s"] / 60).round(0).rename("minutes for 2 epochs of emotion at maxlen 64")

@@ -322,8 +322,10 @@ def test_an_ethics_run_cut_in_epoch_2_resumes_with_its_first_epochs_scores(ethic
             "--eval-limit", "32", "--epochs", "2", "--lr", "1e-3", "--batch-size", "16", "--out", str(tmp_path / "j"),
             "--json", str(tmp_path / "r.json")]
     monkeypatch.setattr(train, "epoch_timer", ctrl_c_in_second_epoch)
-    assert cli.main(args) == 0  # Ctrl-C keeps the best epoch so far and saves it, marked interrupted
-    assert (tmp_path / ".j.resume" / "run.json").is_file()
+    # Ctrl-C keeps the best epoch so far and saves it, marked interrupted, and the command exits as stopped (130),
+    # writing no result file that would read as a finished run
+    assert cli.main(args) == 130
+    assert (tmp_path / ".j.resume" / "run.json").is_file() and not (tmp_path / "r.json").exists()
     monkeypatch.setattr(train, "epoch_timer", timer)
     assert cli.main(args + ["--resume"]) == 0
     result = json.loads((tmp_path / "r.json").read_text())
