@@ -52,6 +52,13 @@ def main(argv: list[str] | None = None) -> int:
     except RecipesError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except ModuleNotFoundError as exc:
+        extra = EXTRAS.get((exc.name or "").split(".")[0])
+        if extra is None:
+            raise
+        print(f"error: `{args.command}` needs {exc.name}, which this installation lacks: pip install "
+              f"\"ktrain_recipes[{extra}]\" (or, in a clone, pip install \".[{extra}]\")", file=sys.stderr)
+        return 1
     except Terminated:
         print("stopped (SIGTERM)", file=sys.stderr)
         return 143  # 128 + SIGTERM, as a shell reports a process SIGTERM ended
@@ -62,6 +69,11 @@ def main(argv: list[str] | None = None) -> int:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     return 0
+
+
+# the tools' own install extras (pyproject.toml): a command that needs one, where it is missing, says which
+EXTRAS = {"fastapi": "serve", "uvicorn": "serve", "starlette": "serve", "httptools": "serve",
+          "prometheus_client": "serve", "fastapi_offline": "serve", "ray": "scale"}
 
 
 class Terminated(KeyboardInterrupt):

@@ -268,3 +268,22 @@ def test_predict_refuses_a_pair_column_that_is_the_text_or_label_column(tmp_path
     assert cli.main(["predict", "--predictor", str(tmp_path / "none"), "--input", str(tmp_path / "in.csv"),
                      "--pair-column", pair]) == 1
     assert f"--pair-column '{pair}' is the {pair} column" in capsys.readouterr().err
+
+
+def test_a_command_whose_extra_is_not_installed_says_which_in_one_line(monkeypatch, capsys, tmp_path):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def without_fastapi(name, *args, **kwargs):
+        if name == "fastapi" or name.startswith("fastapi."):
+            raise ModuleNotFoundError("No module named 'fastapi'", name="fastapi")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", without_fastapi)
+    monkeypatch.setattr("ktrain_recipes_tools.service.server.serve",
+                        lambda *a, **k: __import__("fastapi"))  # what serving imports first
+    (tmp_path / "p").mkdir()
+    code = cli.main(["serve", "--predictor", str(tmp_path / "p")])
+    err = capsys.readouterr().err
+    assert code == 1 and 'pip install ".[serve]"' in err and "Traceback" not in err and err.count("\n") == 1
