@@ -17,8 +17,7 @@
 #   over groups, the benchmark's own measure;
 # - why one task (utilitarianism) needs a ranking loss, trained in plain Keras on the same model.
 #
-# **What it needs.** About 12 minutes on a 2-core CPU with no GPU (one task, 8,000 training rows, 4 epochs: the run
-# below trained for 616 s), a few on a Colab GPU. The other tasks, on every training row, take hours on a CPU: their
+# **What it needs.** About 12 minutes on a 2-core CPU with no GPU (one task, 8,000 training rows, 4 epochs), a few on a Colab GPU. The other tasks, on every training row, take hours on a CPU: their
 # figures come from our full runs, committed with the project.
 #
 # Every notebook's time and results in one page:
@@ -141,8 +140,8 @@ timer = kr.epoch_timer()
 history = learner.fit_onecycle(config.lr, config.epochs, callbacks=[timer])
 
 # %% [markdown]
-# Validation accuracy climbs from 0.7303 to 0.7911 (with a dip at epoch 3), while the validation loss turns up after
-# epoch 2: the model grows more confident on the rows it gets wrong, a first sign of overfitting on 8,000 rows. Now
+# Read the epochs' validation accuracy and loss together: a loss that turns up while accuracy still climbs means the
+# model grows more confident on the rows it gets wrong, a first sign of overfitting on 8,000 rows. Now
 # the benchmark's own figure: the test rows in their file order, so that each group of 4 is together.
 
 # %%
