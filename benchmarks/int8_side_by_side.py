@@ -16,17 +16,9 @@ from pathlib import Path
 
 import ktrain_recipes as kr
 from ktrain_recipes.inference.onnx_inference import load_int8_predictor
-from ktrain_recipes.inference.timing import cpu_model, time_side_by_side
+from ktrain_recipes.inference.timing import time_side_by_side
+from ktrain_recipes.versions import cpu_features, cpu_model
 from ktrain_recipes.predictor.manifest import ONNX_INT8
-
-
-def cpu_features() -> list[str]:
-    """The CPU flags that decide int8 speed (VNNI) and fp32 speed (AVX-512), as /proc/cpuinfo names them."""
-    try:
-        flags = next(line for line in open("/proc/cpuinfo") if line.startswith("flags")).split()
-    except (OSError, StopIteration):
-        return []
-    return sorted(set(flags) & {"avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_int8"})
 
 
 def main() -> None:

@@ -6,7 +6,7 @@ import time
 from contextlib import contextmanager
 
 import numpy as np
-from ktrain_recipes.versions import cpu_features, cpu_model  # noqa: F401  (the machine, named once)
+from ktrain_recipes.versions import cpu_model
 
 
 def time_inference(predict_fn, texts: list[str], n_single: int = 50, warmup: int = 3) -> dict:

@@ -9,7 +9,8 @@ from ktrain_recipes.config import RecipeConfig
 from ktrain_recipes.errors import note
 from ktrain_recipes.inference.evaluate import format_report, score
 from ktrain_recipes.inference.prediction import classify
-from ktrain_recipes.inference.timing import cpu_features, cpu_model, time_inference
+from ktrain_recipes.inference.timing import time_inference
+from ktrain_recipes.versions import cpu_features, cpu_model
 from ktrain_recipes.models import get_spec
 from ktrain_recipes.plots import save_figure
 from ktrain_recipes.training.train import optimizer_steps, steady_examples_per_s
