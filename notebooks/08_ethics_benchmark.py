@@ -17,8 +17,9 @@
 #   over groups, the benchmark's own measure;
 # - why one task (utilitarianism) needs a ranking loss, trained in plain Keras on the same model.
 #
-# **What it needs.** About 12 minutes on a 2-core CPU with no GPU (one task, 8,000 training rows, 4 epochs), a few on a Colab GPU. The other tasks, on every training row, take hours on a CPU: their
-# figures come from our full runs, committed with the project.
+# **What it needs.** About 12 minutes on a 2-core CPU with no GPU (one task, 8,000 training rows, 4 epochs), a few
+# on a Colab GPU. The other tasks, on every training row, take hours on a CPU: their figures come from our full runs,
+# committed with the project.
 #
 # Every notebook's time and results in one page:
 # [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
