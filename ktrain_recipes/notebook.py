@@ -16,20 +16,46 @@ from ktrain_recipes.errors import note
 
 def runtime_info() -> dict:
     """Return the platform, the CPU (its model and the vector features that decide speeds), GPUs, memory and key
-    package versions of this runtime: a notebook's first output names the machine its figures come from."""
+    package versions of this runtime: a notebook's first output names the machine its figures come from. The GPUs
+    are those the running backend sees (TensorFlow for ktrain; JAX, TensorFlow or PyTorch under Keras 3), asked of
+    that backend only, so it answers where TensorFlow is not installed."""
     import psutil
-    import tensorflow as tf
 
-    gpus = tf.config.list_physical_devices("GPU")
+    from ktrain_recipes.training.precision import running_backend
+
+    backend = running_backend()
+    versions = package_versions()
+    shown = ("tensorflow", "ktrain", "transformers") if versions.get("tensorflow") != "missing" else ()
     return {
         "platform": _platform(),
         "python": platform.python_version(),
         "cpu": f"{cpu_model()} ({', '.join(cpu_features()) or 'no AVX2'})",  # its features decide the speeds
         "cpus": os.cpu_count(),
         "memory_gb": round(psutil.virtual_memory().total / 2**30, 1),
-        "gpus": ", ".join(g.name for g in gpus) or "none",
-        **{k: v for k, v in package_versions().items() if k in ("tensorflow", "ktrain", "transformers")},
+        "gpus": ", ".join(gpu_names(backend)) or "none",
+        **({"backend": backend} if backend not in (None, "tensorflow") else {}),
+        **{k: v for k, v in versions.items() if k in shown},
     }
+
+
+def gpu_names(backend: str | None) -> list[str]:
+    """The GPUs ``backend`` can use, by name; none where it is not installed. Imports that backend only."""
+    try:
+        if backend == "jax":
+            import jax
+
+            return [str(d) for d in jax.devices() if d.platform == "gpu"]
+        if backend == "torch":
+            import torch
+
+            return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+        if backend in ("tensorflow", None):
+            import tensorflow as tf
+
+            return [g.name for g in tf.config.list_physical_devices("GPU")]
+    except ImportError:
+        return []
+    return []
 
 
 def runs_folder(folder: str = "runs", google_drive: bool | None = None) -> str:
@@ -99,8 +125,9 @@ def setup_notebook() -> pd.DataFrame:
     plt.rcParams.update({"figure.dpi": 100, "axes.grid": True, "grid.alpha": 0.3})
     info = runtime_info()
     if info["gpus"] == "none" and _gpu_hardware():
-        note("A GPU is present but TensorFlow cannot use it (a CUDA/driver mismatch): training runs on the CPU. "
-              "Check `nvidia-smi` and that tensorflow[and-cuda] matches the driver.")
+        note("A GPU is present but the backend cannot use it (a CUDA/driver mismatch): training runs on the CPU. "
+              "Check `nvidia-smi` and that the backend's CUDA build (tensorflow[and-cuda], jax[cuda12]) matches "
+              "the driver.")
     elif info["gpus"] == "none":
         note("No GPU in this runtime: fine for minilm; for BERT-size models on Colab choose "
               "Runtime > Change runtime type > GPU.")

@@ -200,5 +200,48 @@ pd.DataFrame({"all texts": [metrics["accuracy"], metrics["macro_f1"]],
               "2,000 texts": [small["accuracy"], small["macro_f1"]]}, index=["accuracy", "macro-F1"]).round(4)
 
 # %% [markdown]
+# ## Check yourself
+# A few questions on this notebook's ideas, to answer from memory; open each answer to check yourself.
+#
+# **1.** `run_recipe` chose nothing on the validation split here, yet the course keeps emotion's test split for one
+# score at the end. Why?
+#
+# <details><summary>Answer</summary>
+#
+# The later notebooks choose on validation: the rate, the epochs, the model. A score used to choose flatters what was
+# chosen. The test split is scored once, after every choice, so its figure says how the chosen model does on texts
+# that influenced nothing.
+#
+# </details>
+#
+# **2.** Why is macro-F1 below accuracy on emotion?
+#
+# <details><summary>Answer</summary>
+#
+# Accuracy counts texts, so the frequent labels (joy, sadness) decide it. Macro-F1 averages each label's F1 alike, so
+# the rare labels (love, surprise), where the model errs most, weigh as much as the frequent ones.
+#
+# </details>
+#
+# **3.** What does the TF-IDF baseline tell you that the fine-tuned model's figure alone does not?
+#
+# <details><summary>Answer</summary>
+#
+# How much of the task needs no deep model at all. Fine-tuning is worth its cost by the gap between the two figures on
+# the same split, not by its own figure.
+#
+# </details>
+#
+# **4.** Emotion's labels come from hashtags the tweets' authors wrote. What, then, has a model that agrees with them
+# most of the time learned?
+#
+# <details><summary>Answer</summary>
+#
+# The cues that go with each hashtag, which is how the labels were made. Readers agree with those labels far less
+# often (the HUME study above): a high score is agreement with this labelling, not a reading of what people feel.
+#
+# </details>
+
+# %% [markdown]
 # **Next:**
 # [01_minilm_step_by_step](01_minilm_step_by_step.ipynb): the same run, one ktrain call at a time, with every output.

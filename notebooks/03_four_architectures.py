@@ -242,5 +242,37 @@ pd.DataFrame({"as measured above": cost.loc["distilbert", columns],
               f"{half_depth} layers": half.loc["distilbert", columns]})
 
 # %% [markdown]
+# ## Check yourself
+# A few questions on this notebook's ideas, to answer from memory; open each answer to check yourself.
+#
+# **1.** Why do BERT-base and DistilBERT give a text the same token ids, while RoBERTa gives other ones?
+#
+# <details><summary>Answer</summary>
+#
+# DistilBERT was distilled from BERT-base and keeps its WordPiece vocabulary; RoBERTa was trained with its own
+# byte-level BPE vocabulary.
+#
+# </details>
+#
+# **2.** ALBERT is the smallest of the four on disk. Why is it not the fastest?
+#
+# <details><summary>Answer</summary>
+#
+# It shares one layer's weights across all its layers and factorises its embeddings, so it stores few parameters; but
+# each token still goes through every layer at full width. Speed follows the arithmetic per token, not the parameter
+# count.
+#
+# </details>
+#
+# **3.** Which two numbers of a model's configuration decide most of its cost per token?
+#
+# <details><summary>Answer</summary>
+#
+# The number of layers and the hidden width: the arithmetic grows with layers times width squared. Six layers instead
+# of twelve, at the same width, roughly halve it.
+#
+# </details>
+
+# %% [markdown]
 # **Next:** [04_your_own_data](04_your_own_data.ipynb): the same steps on a CSV of your own; then
 # [05_better_or_noise](05_better_or_noise.ipynb), whether a change is better or noise.

@@ -294,6 +294,37 @@ other = kr.run_recipe(dataclasses.replace(config, batch_size=32, out=f"{RUNS}/ow
 pd.DataFrame({f"batch {config.batch_size}": metrics["report"][rarest], "batch 32": other["report"][rarest]}).T.round(3)
 
 # %% [markdown]
+# ## Check yourself
+# A few questions on this notebook's ideas, to answer from memory; open each answer to check yourself.
+#
+# **1.** Why check how the file was read (label names, their order, rows per label) before training?
+#
+# <details><summary>Answer</summary>
+#
+# A column read the wrong way, such as labels merged or a header taken for a row, trains without an error, on the
+# wrong task. Those three checks show it before an hour of training does.
+#
+# </details>
+#
+# **2.** Your file has one rare label. Why read macro-F1 and that label's line beside accuracy?
+#
+# <details><summary>Answer</summary>
+#
+# A model that never predicts the rare label loses little accuracy; macro-F1 and the rare label's recall show the loss
+# plainly.
+#
+# </details>
+#
+# **3.** A small file gives a model that barely beats the baseline. What do you change first, and why?
+#
+# <details><summary>Answer</summary>
+#
+# The number of weight updates: a smaller `batch_size` or more `epochs`. The model learns once per update, and a few
+# hundred rows at a large batch give too few for it to adapt.
+#
+# </details>
+
+# %% [markdown]
 # **More to try.** Put your own CSV in `DATA`, with its column names; if its labels are numbers, name them with
 # `labels=[...]`.
 #

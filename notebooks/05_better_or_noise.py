@@ -293,6 +293,37 @@ pd.Series({"validation sample's standard error (points)": 100 * np.sqrt(p * (1 -
            "seed-to-seed standard deviation (points)": 100 * base["accuracy"].std()}).round(2)
 
 # %% [markdown]
+# ## Check yourself
+# A few questions on this notebook's ideas, to answer from memory; open each answer to check yourself.
+#
+# **1.** Why run one recipe on several seeds before judging a change to it?
+#
+# <details><summary>Answer</summary>
+#
+# The seed moves the new head's starting weights, dropout and the batch order, and the score moves with them. A change
+# counts only if it moves the score by more than that spread.
+#
+# </details>
+#
+# **2.** Why judge the change seed by seed, as differences, rather than by two averages?
+#
+# <details><summary>Answer</summary>
+#
+# Two runs on the same seed share much of their randomness; their difference removes it, so the interval on the
+# differences is narrower than the one on two independent averages.
+#
+# </details>
+#
+# **3.** The 95% interval of the differences includes zero. What may you conclude?
+#
+# <details><summary>Answer</summary>
+#
+# That these runs do not settle whether the change helps. Not that it is useless: more seeds, or more validation
+# texts, narrow the interval.
+#
+# </details>
+
+# %% [markdown]
 # **More to try.** Judge another change with the same cells: `epochs=3`, a `batch_size` of 16, or the int8 copy of
 # each run's predictor (notebook 07 makes one). Then add seeds to `SEEDS` and watch the interval narrow.
 #

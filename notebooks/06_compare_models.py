@@ -202,6 +202,37 @@ pd.DataFrame({"points gained": 100 * (table["accuracy"] - base["accuracy"]),
 (params["embeddings"] / params["total"]).sort_values(ascending=False).round(3).rename("share in embeddings")
 
 # %% [markdown]
+# ## Check yourself
+# A few questions on this notebook's ideas, to answer from memory; open each answer to check yourself.
+#
+# **1.** Why is every figure in these tables read from a run's `metrics.json` instead of typed in?
+#
+# <details><summary>Answer</summary>
+#
+# A typed figure stays as it was when the run changes; a figure read from the run's own file follows it, so the table
+# cannot disagree with the runs.
+#
+# </details>
+#
+# **2.** In the chart of latency against accuracy, which models are worth choosing among?
+#
+# <details><summary>Answer</summary>
+#
+# Those no other model beats on both: more accurate and faster. They sit on the upper-left edge; any model below and
+# to the right of another is never the better choice.
+#
+# </details>
+#
+# **3.** Why set the published models' figures beside our test-split scores, and not beside our validation ones?
+#
+# <details><summary>Answer</summary>
+#
+# The published figures were measured on the test split. Only test against test is like for like; and our validation
+# figures helped choose our models, which flatters them.
+#
+# </details>
+
+# %% [markdown]
 # **More to try.** Train one more model with the command line (`python -m ktrain_recipes train --model distilbert
 # --limit 2000 --out runs/distilbert-2k`) and run this notebook again: it joins the table.
 #

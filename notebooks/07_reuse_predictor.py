@@ -262,5 +262,35 @@ predict = {"ktrain": predictor.predict,
 pd.DataFrame(kr.time_side_by_side(predict, list(table["text"]) * 20, rounds=3, n_single=20)).T
 
 # %% [markdown]
+# ## Check yourself
+# A few questions on this notebook's ideas, to answer from memory; open each answer to check yourself.
+#
+# **1.** What does `kr.load_checked_predictor` do that `ktrain.load_predictor` does not?
+#
+# <details><summary>Answer</summary>
+#
+# It checks the folder's files against the digests in its manifest, so an edited or swapped file is refused, and it
+# rebuilds the preprocessor instead of reading ktrain's pickle, which would run code when read.
+#
+# </details>
+#
+# **2.** A text is longer than the model's maxlen. What does the model read, and how do you know?
+#
+# <details><summary>Answer</summary>
+#
+# Its first maxlen tokens only; the answer reports how many tokens the model read and that the text was truncated.
+#
+# </details>
+#
+# **3.** Why serve the int8 ONNX copy rather than the TensorFlow model?
+#
+# <details><summary>Answer</summary>
+#
+# It is about a quarter of the size and faster on a CPU, and it needs onnxruntime, not TensorFlow; its cost in
+# accuracy is small, and measured, not assumed.
+#
+# </details>
+
+# %% [markdown]
 # **Next:**
 # [08_ethics_benchmark](08_ethics_benchmark.ipynb): your own data in practice, on a benchmark of moral judgements.

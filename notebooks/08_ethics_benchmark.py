@@ -219,6 +219,37 @@ pd.Series({"accuracy": ours["accuracy"], f"accuracy ** {task.group} (mistakes at
            "exact match (measured)": ours["exact_match"]}).round(3)
 
 # %% [markdown]
+# ## Check yourself
+# A few questions on this notebook's ideas, to answer from memory; open each answer to check yourself.
+#
+# **1.** Why is exact match over groups so far below per-row accuracy?
+#
+# <details><summary>Answer</summary>
+#
+# A group counts only when every one of its variants is right, so one wrong row fails the whole group; the more rows
+# in a group, the further the two figures fall apart.
+#
+# </details>
+#
+# **2.** Why can utilitarianism not be trained with ktrain's classification recipe?
+#
+# <details><summary>Answer</summary>
+#
+# Its label is an order between two scenarios (which is more pleasant), not a class. The model gives each scenario a
+# score and is trained so that the preferred one scores higher: a ranking loss, written in plain Keras.
+#
+# </details>
+#
+# **3.** Which tasks take a pair of texts, and how does ktrain read a pair?
+#
+# <details><summary>Answer</summary>
+#
+# Deontology (a scenario and an excuse) and virtue (a scenario and a trait). ktrain's `text.Transformer` takes each
+# pair as the two segments of one input, as BERT reads sentence pairs.
+#
+# </details>
+
+# %% [markdown]
 # **More to try.**
 # - Run another task: `krt.run_ethics("deontology", dataclasses.replace(config, out=f"{RUNS}/ethics-deontology"))`
 #   (its rows are pairs), and compare its exact match with the table.

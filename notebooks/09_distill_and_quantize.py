@@ -360,6 +360,37 @@ pd.DataFrame({name: {"accuracy lost (points)": 100 * (table.loc[f"{name} fp32", 
                      / table.loc[f"{name} fp32", "throughput_per_s"]} for name in models}).T.round(2)
 
 # %% [markdown]
+# ## Check yourself
+# A few questions on this notebook's ideas, to answer from memory; open each answer to check yourself.
+#
+# **1.** What does the student learn from the teacher that the labels alone do not give it?
+#
+# <details><summary>Answer</summary>
+#
+# The teacher's probabilities for every label, softened by the temperature, so that the near misses (a text close to
+# the surprise border, say) carry information too; the loss mixes them with the true labels.
+#
+# </details>
+#
+# **2.** The teacher and the student read a text with different tokenizers. Why does distillation still work?
+#
+# <details><summary>Answer</summary>
+#
+# It matches their probabilities over the labels, not their tokens or hidden states, so each model tokenizes the text
+# its own way.
+#
+# </details>
+#
+# **3.** What does int8 quantization trade, and how do you know whether the trade is worth it?
+#
+# <details><summary>Answer</summary>
+#
+# Weights in 8-bit integers: about a quarter of the size and faster inference on a CPU, for some accuracy. Measure
+# both on the same texts, as the side-by-side table does.
+#
+# </details>
+
+# %% [markdown]
 # **More to try.** Distil with `alpha=1` (the labels alone) and a different seed, and see how far two seeds of the
 # same setting move: that spread is the smallest difference worth believing
 # ([05_better_or_noise](05_better_or_noise.ipynb) shows how to judge a change against it). Then give the student

@@ -22,6 +22,8 @@ def test_tensorflow_is_not_here_and_the_helper_imports_without_it():
     code = ("import sys, warnings; warnings.simplefilter('error'); import keras, ktrain_recipes as kr; "
             "from ktrain_recipes.training.precision import choose_precision; "
             "from ktrain_recipes.keras3 import one_cycle, lr_finder, presets; "
+            "table = kr.setup_notebook(); "
+            "assert table.loc['backend', 'runtime'] == 'jax' and table.loc['gpus', 'runtime'] == 'none', table; "
             "print(choose_precision('auto')[0], 'tensorflow' in sys.modules and sys.modules['tensorflow'] is not None)")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          env={**os.environ, "KERAS_BACKEND": "jax"})
