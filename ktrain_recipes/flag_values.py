@@ -3,6 +3,7 @@ a value is refused by one rule, in one line, wherever it is given."""
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import field
 
 from ktrain_recipes.errors import RecipesError
@@ -13,7 +14,19 @@ class CheckedWhenMade:
     ``check()`` runs as it is made."""
 
     def __post_init__(self) -> None:
+        plain_numbers(self)
         self.check()
+
+
+def plain_numbers(settings) -> None:
+    """numpy's scalars (a notebook's ``np.arange`` grid gives ``np.int64(2)``) turned into Python's, so that the
+    checks take them for the numbers they are and a run's record writes them as JSON."""
+    import dataclasses
+
+    for f in dataclasses.fields(settings):
+        value = getattr(settings, f.name)
+        if type(value).__module__ == "numpy" and hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
+            object.__setattr__(settings, f.name, value.item())
 
 
 def setting(default, help: str, parse=None, hidden: bool = False):
@@ -58,7 +71,8 @@ def check_whole(value, name: str, least: int | None = 1, most: int | None = None
     bound); with ``optional``, None too. Refused in one line that names the setting and the range."""
     if optional and value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or (least is not None and value < least) \
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
+            or (least is not None and value < least) \
             or (most is not None and value > most):
         span = (f" from {least} to {most}" if least is not None and most is not None else
                 f" of at least {least}" if least is not None else f" of at most {most}" if most is not None else "")
@@ -96,7 +110,10 @@ def check_switches(settings, *names: str) -> None:
             raise RecipesError(f"--{name.replace('_', '-')} must be True or False, got {getattr(settings, name)!r}")
 
 
-def check_number(value, flag: str) -> None:
-    """A number (int or float, not a bool), or None."""
-    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+def check_number(value, flag: str, optional: bool = True) -> None:
+    """A number (int or float, not a bool); with ``optional``, None too."""
+    if value is None and optional:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise RecipesError(f"{flag} must be a number, got {value!r}")
+

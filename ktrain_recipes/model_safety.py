@@ -13,7 +13,6 @@ environment where ``kernels`` can be imported.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 from pathlib import Path
@@ -63,9 +62,16 @@ def check_config(config: dict, where: str) -> None:
 
 def check_no_kernels() -> None:
     """Refuse to load models while the package ``kernels`` is importable: it is what CVE-2026-4372 runs through."""
-    if importlib.util.find_spec("kernels") is not None:
-        raise RecipesError(f"the package 'kernels' is installed: with it, transformers 4.57.6 can fetch and run code "
-                           f"from the hub when a model loads ({ADVISORY}); uninstall it (pip uninstall kernels)")
+    # the installed distribution, as transformers asks (importlib.metadata), not find_spec: a project's own
+    # kernels/ folder or kernels.py in the working folder is not the package and must not block every training
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        version("kernels")
+    except PackageNotFoundError:
+        return
+    raise RecipesError(f"the package 'kernels' is installed: with it, transformers 4.57.6 can fetch and run code "
+                       f"from the hub when a model loads ({ADVISORY}); uninstall it (pip uninstall kernels)")
 
 
 def read_config_file(path: Path, shown_as: Path | None = None) -> dict:

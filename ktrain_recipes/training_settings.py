@@ -128,8 +128,8 @@ class TrainingSettings(CheckedWhenMade):
         for name in ("batch_size", "epochs", "average_last", "devices"):
             value = getattr(self, name)  # None: the model's default (ranges are checked after)
             check_whole(value, f"--{name.replace('_', '-')}", least=None, optional=value is None)
-        for name in ("lr", "weight_decay"):
-            check_number(getattr(self, name), f"--{name.replace('_', '-')}")
+        check_number(self.lr, "--lr")  # None: the model's default rate
+        check_number(self.weight_decay, "--weight-decay", optional=False)
         if not (self.maxlen in ("auto", "max") or (isinstance(self.maxlen, int) and not isinstance(self.maxlen, bool))):
             raise RecipesError(f"--maxlen must be 'auto', 'max' or a whole number of tokens, got {self.maxlen!r}")
         check_switches(self, "lr_find", "bucketing", "resume", "keep_checkpoint")

@@ -115,3 +115,49 @@ def test_each_settings_group_checks_its_own_fields_and_a_config_is_its_groups():
     assert config.group(TrainingSettings).lr == 1e-4 and config.group(OutputSettings) == OutputSettings(out="o")
     with pytest.raises(RecipesError, match="--labels must name each label once"):
         RecipeConfig(labels=["a", "a"])  # the whole config runs every group's checks
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda: RecipeConfig(weight_decay=None), "--weight-decay must be a number, got None"),  # W83: a YAML null
+    (lambda: krt.DistillSettings(teacher=5), "--teacher must be a predictor folder"),
+    (lambda: krt.DistillSettings(teacher="t", student=5), "--student must be a path or left out"),
+    (lambda: krt.DistillSettings(teacher="t", logits_cache=5), "--logits-cache must be a path or left out"),
+    (lambda: krt.DistillSettings(teacher="t", alpha=True), "--alpha must be a number, got True"),
+    (lambda: krt.DistillSettings(teacher="t", temperature=True), "--temperature must be a number, got True"),
+    (lambda: krt.augment([5], 1), "text 0 is int 5, not a string or a pair of strings"),
+    (lambda: krt.augment([("a", None)], 1), "text 0 is tuple"),
+])
+def test_settings_of_the_wrong_kind_are_refused_in_one_line_not_a_traceback_later(make, words):
+    """Battery v6 W83, W85, W86: each was accepted and failed later with a TypeError or AttributeError, or (alpha
+    True) trained on the labels alone."""
+    with pytest.raises(kr.RecipesError, match=re.escape(words)) as error:
+        make()
+    assert "\n" not in str(error.value)
+
+
+def test_a_service_refuses_a_number_for_its_predictor():
+    from ktrain_recipes_tools.service.settings import ServiceSettings
+
+    with pytest.raises(RecipesError, match="--predictor must be a predictor folder"):
+        ServiceSettings(predictor=5)
+
+
+def test_numpy_whole_numbers_are_whole_numbers_and_are_written_as_plain_ones():
+    """W84: a notebook's np.arange grid gives np.int64(2): taken as the 2 it is, and recorded as JSON's 2."""
+    import dataclasses
+    import json
+
+    import numpy as np
+
+    from ktrain_recipes.flag_values import check_whole
+    from ktrain_recipes_tools.service.settings import ServiceSettings
+
+    config = RecipeConfig(epochs=np.int64(2), batch_size=np.int32(8), seed=np.int64(3), lr=np.float64(1e-4),
+                          maxlen=np.int64(64))
+    assert json.loads(json.dumps(dataclasses.asdict(config)))["epochs"] == 2 and type(config.maxlen) is int
+    assert type(krt.DistillSettings(teacher="t", layers=np.int64(2)).layers) is int
+    assert type(ServiceSettings("p", max_batch=np.int64(8)).max_batch) is int
+    check_whole(np.int64(5), "n", 1, 8)
+    assert krt.augment(["a b c"], 1, seed=np.int64(1)) == krt.augment(["a b c"], 1, seed=1)
+    with pytest.raises(RecipesError, match="got np.True_|got True"):
+        check_whole(np.bool_(True), "n")

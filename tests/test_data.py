@@ -342,3 +342,21 @@ def test_a_label_name_with_a_line_break_or_a_tab_is_refused(tmp_path):
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
         with pytest.raises(RecipesError, match="holds a line break or a tab"):
             load_data(str(path), hold_out=False)
+
+
+def test_a_utf16_file_gets_the_utf16_repair_not_the_cp1252_one(tmp_path):
+    """Battery v6 W75: a spreadsheet's "Unicode text" export is UTF-16; iconv -f cp1252 would turn it to garbage."""
+    path = tmp_path / "mine.csv"
+    path.write_bytes("text,label\ni feel fine,joy\ni am sad,sadness\n".encode("utf-16"))
+    with pytest.raises(RecipesError, match=r"is UTF-16 .*iconv -f utf-16 -t utf-8") as error:
+        load_data(str(path))
+    assert "cp1252" not in str(error.value)
+
+
+def test_data_naming_a_fifo_says_what_it_is_not_that_it_is_missing(tmp_path):
+    """W80: --data a FIFO (or a device) was said not to exist."""
+    import os
+
+    os.mkfifo(tmp_path / "fifo.csv")
+    with pytest.raises(RecipesError, match="is not a regular file or a folder"):
+        load_data(str(tmp_path / "fifo.csv"))

@@ -111,3 +111,69 @@ def test_a_student_of_the_teachers_own_checkpoint_is_taught_through_the_cache_to
     teacher = kr.load_checked_predictor(tiny_predictor)
     with np.load(cache_file(cache, teacher.saved.manifest["save_id"])) as kept:
         assert 40 < len(kept["keys"]) <= 60  # the 40 training texts and the 20 validation texts (a text once)
+
+
+def test_a_fifo_in_the_cache_is_refused_at_once_instead_of_blocking(tmp_path):
+    """Battery v6 W39: np.load would wait for ever on a FIFO named as the cache file."""
+    import os
+    import threading
+
+    os.mkfifo(cache_file(tmp_path, "abc123"))
+    outcome = []
+
+    def attempt():
+        try:
+            through(tmp_path, "abc123", ["so angry"], fake_teacher([]))
+            outcome.append("read")
+        except RecipesError as exc:
+            outcome.append(str(exc))
+
+    thread = threading.Thread(target=attempt, daemon=True)
+    thread.start()
+    thread.join(10)
+    assert outcome and "not a regular file" in outcome[0]
+
+
+def test_a_cache_that_cannot_keep_the_logits_or_would_damage_a_folder_is_refused_before_any_work(tmp_path):
+    """W37 (a file), W40 (inside the teacher's predictor), W41 (inside --out), W38 (read-only): one line each,
+    from check_cache_folder, which distill's check_request calls before it loads anything."""
+    import os
+
+    from ktrain_recipes_tools.training.logit_cache import check_cache_folder
+
+    (tmp_path / "afile").write_text("x")
+    teacher, out = tmp_path / "teacher", tmp_path / "student"
+    teacher.mkdir()
+    cases = {tmp_path / "afile": "is a file", teacher: "inside the teacher's folder", teacher / "logits":
+             "inside the teacher's folder", out: "inside --out", out / "logits": "inside --out"}
+    for folder, said in cases.items():
+        with pytest.raises(RecipesError, match=said):
+            check_cache_folder(folder, out, teacher)
+    check_cache_folder(tmp_path / "cache", out, teacher)  # a folder of its own, not made yet: fine
+    if os.geteuid() != 0:  # root writes anywhere
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o555)
+        with pytest.raises(RecipesError, match="read-only"):
+            check_cache_folder(locked / "cache", out, teacher)
+
+
+def test_distill_refuses_a_cache_inside_its_out_before_loading_the_teacher(tmp_path):
+    from ktrain_recipes_tools.training.distill import DistillSettings, distill
+
+    config = kr.RecipeConfig(out=str(tmp_path / "s"))
+    settings = DistillSettings(teacher=str(tmp_path / "no-such-teacher"), logits_cache=str(tmp_path / "s" / "logits"))
+    with pytest.raises(RecipesError, match="inside --out"):  # not "no such predictor": refused before any load
+        distill(config, settings)
+
+
+def test_a_cache_that_cannot_be_written_leaves_the_logits_computed_and_says_so(tmp_path, monkeypatch, capsys):
+    """W38: a full or read-only disk when the logits are kept: the run goes on with them, in one note."""
+    from ktrain_recipes_tools.training import logit_cache
+
+    def full(path, kept):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(logit_cache, "write_kept", full)
+    logits = through(tmp_path, "abc123", ["so angry"], fake_teacher([]))
+    assert np.array_equal(logits, fake_teacher([])(["so angry"]))
+    assert "could not be kept" in capsys.readouterr().err

@@ -59,12 +59,24 @@ def test_a_crafted_model_is_refused_by_the_command_line_in_one_line(tiny_models,
     assert not (tmp_path / "out").exists()
 
 
-def test_an_importable_kernels_package_is_refused(tiny_models, tmp_path, monkeypatch):
+def test_an_installed_kernels_package_is_refused(tiny_models, tmp_path, monkeypatch):
     (tmp_path / "kernels").mkdir()
     (tmp_path / "kernels" / "__init__.py").write_text("")
+    (tmp_path / "kernels-0.17.0.dist-info").mkdir()  # what pip leaves: the distribution transformers asks for
+    (tmp_path / "kernels-0.17.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: kernels\n"
+                                                                   "Version: 0.17.0\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(RecipesError, match="pip uninstall kernels"):
         check_model_folder(tiny_models["bert"])
+
+
+def test_a_projects_own_kernels_folder_or_module_is_not_the_package(tiny_models, tmp_path, monkeypatch):
+    """Battery v6 W87: a kernels/ folder or kernels.py in the working folder (a project's GPU kernels, an SVM
+    exercise) blocked every training; transformers itself asks for the installed distribution, as we now do."""
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    check_model_folder(tiny_models["bert"])  # no error
 
 
 def test_a_config_that_is_a_fifo_is_refused_at_once(tmp_path):

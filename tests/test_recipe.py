@@ -339,9 +339,9 @@ def test_a_second_run_into_the_same_out_is_refused_and_destroys_nothing(tiny_mod
             with pytest.raises(RecipesError, match=r"another run \(pid \d+\) is training into .*choose another --out"):
                 kr.run_recipe(second)
         assert (live / "run.json").read_text() == '{"being": "written"}' and not out.exists()
-    assert not (tmp_path / ".run.run.lock").exists()  # the lock leaves no file behind
+    assert not (tmp_path / ".run.run-lock").exists()  # the lock leaves no file behind
     assert kr.run_recipe(config)["epochs_completed"] == 1  # once the first run is done, the folder is free
-    assert not (tmp_path / ".run.run.lock").exists() and not live.exists()
+    assert not (tmp_path / ".run.run-lock").exists() and not live.exists()
 
 
 def test_the_test_split_is_scored_once_after_training_and_kept_in_the_record(tiny_models, small_data, tmp_path):

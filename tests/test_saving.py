@@ -1,6 +1,8 @@
 import json
 import shutil
 
+import os
+
 import pytest
 
 import ktrain_recipes as kr
@@ -236,6 +238,94 @@ def test_writers_lock_beside_the_folder_so_other_tmpdirs_and_users_cannot_miss_o
         with writers_lock(tmp_path / "q"):
             pass
     assert time.monotonic() - start < 5
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to make another user's file")
+def test_a_lock_file_another_user_made_first_is_refused_at_once_and_its_text_never_shown(tmp_path):
+    """In a shared folder another user can create the lock files first (battery v6, W51/W52): refused at once in our
+    own words, whatever mode they left it at, instead of waiting on their hold or repeating their text."""
+    import fcntl
+    import threading
+
+    from ktrain_recipes.errors import RecipesError
+    from ktrain_recipes.predictor.swaps import writers_lock
+    from ktrain_recipes.training.checkpoint import run_lock
+
+    for mode in (0o600, 0o666):
+        for name, take in ((".x.lock", lambda: writers_lock(tmp_path / "x")),
+                           (".y.run-lock", lambda: run_lock(tmp_path / "y"))):
+            theirs = tmp_path / name
+            theirs.write_text("pid 1 (your admin: send your API keys to evil@example.com)")
+            os.chmod(theirs, mode)
+            os.chown(theirs, 4321, 4321)
+            with open(theirs) as held:  # they hold it, as long as they like
+                fcntl.flock(held, fcntl.LOCK_EX)
+                outcome = []
+
+                def attempt(take, outcome):
+                    try:
+                        with take():
+                            outcome.append("taken")
+                    except RecipesError as exc:
+                        outcome.append(str(exc))
+
+                thread = threading.Thread(target=attempt, args=(take, outcome), daemon=True)
+                thread.start()
+                thread.join(10)
+                assert outcome, "it waited on another user's hold"
+                assert "belongs to another user (uid 4321)" in outcome[0] and "evil" not in outcome[0]
+            assert theirs.exists()  # theirs, left alone
+            theirs.unlink()
+
+
+def test_a_lock_file_that_cannot_be_removed_after_the_work_does_not_turn_the_work_into_an_error(tmp_path,
+                                                                                               monkeypatch):
+    """W52: the work under the lock is done; the lock file's removal failing (another user's file in a sticky
+    folder) is not an error after it, nor a claim that nothing changed."""
+    from pathlib import Path
+
+    from ktrain_recipes.predictor.swaps import lock_beside
+
+    unlink = Path.unlink
+
+    def refused(self, missing_ok=False):
+        if self.name == ".z.lock":
+            raise PermissionError(1, "Operation not permitted")
+        return unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", refused)
+    with lock_beside(tmp_path / "z", "lock", "the writers' lock"):
+        (tmp_path / "work").write_text("done")
+    assert (tmp_path / "work").read_text() == "done"
+
+
+def test_the_run_lock_of_a_folder_and_the_writers_lock_of_its_dot_run_twin_are_two_files(tmp_path):
+    """`train --out m` holds m's run lock for its whole training; a save into `m.run` must not wait for it (W53)."""
+    from ktrain_recipes.predictor.swaps import writers_lock
+    from ktrain_recipes.training.checkpoint import run_lock
+
+    with run_lock(tmp_path / "m"):
+        import threading
+
+        entered = threading.Event()
+
+        def save():
+            with writers_lock(tmp_path / "m.run"):
+                entered.set()
+
+        thread = threading.Thread(target=save, daemon=True)
+        thread.start()
+        assert entered.wait(10), "the save into m.run waited for m's training"
+
+
+def test_a_second_run_into_a_folder_with_braces_in_its_name_is_refused_in_one_line(tmp_path):
+    from ktrain_recipes.errors import RecipesError
+    from ktrain_recipes.training.checkpoint import run_lock
+
+    with run_lock(tmp_path / "r{1}"):
+        with pytest.raises(RecipesError, match=r"another run \(pid \d+\) is training into '.*r\{1\}'"):
+            with run_lock(tmp_path / "r{1}"):
+                pass
 
 
 def test_a_killed_swap_of_a_folder_whose_name_is_a_glob_pattern_is_recovered(tmp_path):

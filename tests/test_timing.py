@@ -47,3 +47,23 @@ def test_side_by_side_alternates_the_predictors():
     assert calls[2:] == round_calls * 2
     assert result["student"]["n_single"] == 4 and result["teacher"]["rounds"] == 2
     assert result["teacher"]["calls"] == ["teacher", "student", "teacher", "student"]
+
+
+def test_a_note_the_timed_classifier_makes_on_every_call_is_said_once(capsys):
+    """Battery v6 W89: the final timing of a run printed the truncation note once per timed text (20+ lines)."""
+    from ktrain_recipes.errors import note
+    from ktrain_recipes.inference.timing import time_inference, time_side_by_side
+
+    def classify(texts):
+        note(f"note: {len(texts)} of {len(texts)} texts exceed maxlen=32 tokens and were truncated")
+        return ["joy"] * len(texts)
+
+    time_inference(classify, ["a long text"] * 30, n_single=20)
+    said = capsys.readouterr().err.splitlines()
+    assert said == ["note: 1 of 1 texts exceed maxlen=32 tokens and were truncated",
+                    "note: 30 of 30 texts exceed maxlen=32 tokens and were truncated"]
+    time_side_by_side({"a": classify, "b": classify}, ["a long text"] * 5, rounds=2, n_single=3)
+    assert len(capsys.readouterr().err.splitlines()) == 2
+    note("said again outside the timing")
+    note("said again outside the timing")
+    assert len(capsys.readouterr().err.splitlines()) == 2

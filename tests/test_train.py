@@ -2,6 +2,7 @@
 rates, the same data order, and the figures of the run that was never cut."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -285,3 +286,73 @@ def test_braces_in_the_output_path_reach_the_checkpoint_as_written(tmp_path):
         best = checkpoint.callbacks({"history": {}})[-1]
         # what ModelCheckpoint does with its path at every epoch's end
         assert best.filepath.format(epoch=1, val_loss=0.5) == str(checkpoint.weights)
+
+
+def checkpoint_with(tmp_path, record: dict | None = None):
+    """A checkpoint folder for --out tmp_path/out holding ``record`` as its run.json (None: no run.json)."""
+    from ktrain_recipes.training.checkpoint import Checkpoint
+
+    checkpoint = Checkpoint(tmp_path / "out", {"lr": 0.001})
+    checkpoint.folder.mkdir()
+    if record is not None:
+        checkpoint.write(record)
+    return checkpoint
+
+
+def fine_record(**changes) -> dict:
+    from ktrain_recipes.training.checkpoint import Checkpoint
+
+    return {**Checkpoint.empty_record(), "epochs_completed": 1, "history": {"val_loss": [0.5]},
+            "per_epoch": [{}], **changes}
+
+
+@pytest.mark.parametrize("part", ["run.json", "best.h5"])
+def test_a_fifo_in_a_checkpoint_is_refused_in_one_line_instead_of_blocking_or_called_missing(tmp_path, part):
+    """Battery v6 W58 (best.h5 a FIFO: --resume blocked in h5py's open) and W59 (run.json a FIFO: "nothing to
+    resume", though there is a checkpoint)."""
+    import os
+    import threading
+
+    from ktrain_recipes import RecipesError
+
+    checkpoint = checkpoint_with(tmp_path, fine_record() if part == "best.h5" else None)
+    os.mkfifo(checkpoint.folder / part)
+    outcome = []
+
+    def attempt():
+        try:
+            checkpoint.resume()
+            outcome.append("resumed")
+        except RecipesError as exc:
+            outcome.append(str(exc))
+
+    thread = threading.Thread(target=attempt, daemon=True)
+    thread.start()
+    thread.join(60)
+    assert outcome, "it blocked on the FIFO"
+    assert f"holds {part}, which is not a regular file" in outcome[0] and "nothing to resume" not in outcome[0]
+
+
+@pytest.mark.parametrize("changes, said", [
+    ({"history": {"val_loss": ["x", "y"]}}, "history val_loss holds 'x', not a number"),
+    ({"history": {"val_loss": [True]}}, "history val_loss holds True, not a number"),
+    ({"start_iterations": "abc"}, "start_iterations is 'abc', not a count of steps"),
+])
+def test_a_record_with_values_of_the_wrong_kind_is_a_damaged_record(tmp_path, changes, said):
+    """W56: the kinds of the record's keys were checked, not of their values (a numpy or TypeError traceback)."""
+    from ktrain_recipes import RecipesError
+
+    checkpoint = checkpoint_with(tmp_path, fine_record(identity={"lr": 0.001}, **changes))
+    with pytest.raises(RecipesError, match=f"damaged record run.json \\({re.escape(said)}\\)"):
+        checkpoint.resume()
+
+
+def test_pieces_of_a_state_without_its_index_are_dropped_with_the_note_that_says_so(tmp_path, capsys):
+    """W60: "starting from the first epoch", then "the training state ... does not fit": the pieces left without an
+    index were restored anyway. Now the note holds: they are removed, and nothing contradicts it."""
+    checkpoint = checkpoint_with(tmp_path, fine_record(identity={"lr": 0.001}))
+    checkpoint.backup.mkdir()
+    (checkpoint.backup / "ckpt-1.data-00000-of-00001").write_bytes(b"half of a state")
+    checkpoint.resume()
+    assert "starting from the first epoch" in capsys.readouterr().err
+    assert not checkpoint.backup.exists()

@@ -109,6 +109,9 @@ def load_data(source: str | os.PathLike | None = None, columns: Columns | None =
         if path.suffix.lower() not in FORMATS:
             raise RecipesError(f"'{path}': unknown data format (use {', '.join(FORMATS)} or a folder)")
         raw, class_names, files = {"train": read_file(path, columns)}, None, {"train": str(path)}
+    elif path.exists():  # a FIFO, a device, a socket (or a link to one): it exists, and is no data file
+        raise RecipesError(f"data '{source}' is not a regular file or a folder (a FIFO or a device?): pass --data "
+                           "DIR (a folder or a file)")
     elif source.startswith((".", "/", "~")) or path.suffix.lower() in FORMATS or source.count("/") > 1:
         raise RecipesError(f"data '{source}' does not exist: pass --data DIR (a folder or a file) or set EMOTION_DATA")
     else:

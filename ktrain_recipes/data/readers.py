@@ -121,6 +121,11 @@ def check_utf8(path: Path) -> None:
 
     decoder = codecs.getincrementaldecoder("utf-8")()
     with open(path, "rb") as f:
+        start = f.read(2)
+        if start in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):  # a spreadsheet's "Unicode text": not cp1252
+            raise RecipesError(f"{path} is UTF-16 (it starts with a UTF-16 byte-order mark): save it as UTF-8 (a "
+                               "spreadsheet's 'CSV UTF-8', or: iconv -f utf-16 -t utf-8 FILE > NEW)")
+        f.seek(0)
         for n, line in enumerate(f, start=1):
             try:
                 decoder.decode(line)

@@ -6,6 +6,8 @@ import time
 from contextlib import contextmanager
 
 import numpy as np
+
+from ktrain_recipes.errors import once_each
 from ktrain_recipes.versions import cpu_model
 
 
@@ -16,16 +18,17 @@ def time_inference(predict_fn, texts: list[str], n_single: int = 50, warmup: int
       predict_fn: a function from a list of texts to predictions.
       texts: texts to classify; all of them for throughput, the first n_single one by one.
     """
-    for text in texts[:warmup]:
-        predict_fn([text])
-    start = time.perf_counter()
-    predict_fn(texts)
-    batch_s = time.perf_counter() - start
-    single = []
-    for text in texts[:n_single]:
-        t0 = time.perf_counter()
-        predict_fn([text])
-        single.append((time.perf_counter() - t0) * 1000)
+    with once_each():  # the same texts again and again: a note (a text cut at maxlen) is said once
+        for text in texts[:warmup]:
+            predict_fn([text])
+        start = time.perf_counter()
+        predict_fn(texts)
+        batch_s = time.perf_counter() - start
+        single = []
+        for text in texts[:n_single]:
+            t0 = time.perf_counter()
+            predict_fn([text])
+            single.append((time.perf_counter() - t0) * 1000)
     return {
         "n": len(texts),
         "throughput_per_s": len(texts) / batch_s,
@@ -35,6 +38,7 @@ def time_inference(predict_fn, texts: list[str], n_single: int = 50, warmup: int
     }
 
 
+@once_each()  # each predictor sees the same texts in every round: its notes are said once
 def time_side_by_side(predict_fns: dict, texts: list[str], rounds: int = 5, n_single: int = 100,
                       warmup: int = 3) -> dict[str, dict]:
     """Time several predictors in alternation, so that a shared machine's slow moments hit each alike.

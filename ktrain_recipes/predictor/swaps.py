@@ -146,17 +146,22 @@ def lock_beside(out: Path, suffix: str, what: str, busy: str | None = None) -> I
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
         except OSError as exc:
+            owner = _other_owner(path)
+            if owner is not None:
+                raise RecipesError(_foreign(what, path, owner)) from None
             raise RecipesError(f"cannot open {what} '{path}' ({exc.strerror}): remove it if it is not a file, or "
                                "choose another --out") from None
         try:
             held = os.fstat(fd)
             if not stat.S_ISREG(held.st_mode):
                 raise RecipesError(f"{what} '{path}' is not a regular file: remove it")
+            if held.st_uid != os.geteuid():  # made first by another user of a shared folder: never waited for,
+                raise RecipesError(_foreign(what, path, held.st_uid))  # nor its text repeated
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if busy else 0))
             except BlockingIOError:
                 holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
-                raise RecipesError(busy.format(holder=holder)) from None
+                raise RecipesError(busy.replace("{holder}", holder)) from None  # not format: braces in --out
             try:
                 now = os.stat(path, follow_symlinks=False)
             except FileNotFoundError:
@@ -166,11 +171,28 @@ def lock_beside(out: Path, suffix: str, what: str, busy: str | None = None) -> I
             try:
                 yield fd
             finally:
-                path.unlink(missing_ok=True)  # removed while still held: a waiter that opened it sees it is gone
+                try:
+                    path.unlink(missing_ok=True)  # removed while still held: a waiter that opened it sees it is gone
+                except OSError:  # the work under the lock is done and kept: a lock file left behind is harmless
+                    pass
                 fcntl.flock(fd, fcntl.LOCK_UN)
             return
         finally:
             os.close(fd)
+
+
+def _other_owner(path: Path) -> int | None:
+    """The user id owning ``path`` when it is not this process's user; None otherwise or when it is gone."""
+    try:
+        uid = os.stat(path, follow_symlinks=False).st_uid
+    except OSError:
+        return None
+    return uid if uid != os.geteuid() else None
+
+
+def _foreign(what: str, path: Path, uid: int) -> str:
+    return (f"{what} '{path}' belongs to another user (uid {uid}): in a folder other users can write, they could "
+            "hold it; choose an --out inside a folder of your own")
 
 
 def swap_into_place(stage: Path, out: Path) -> None:

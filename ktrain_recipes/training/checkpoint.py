@@ -69,6 +69,11 @@ class Checkpoint:
         import tensorflow as tf
 
         self.refuse_a_stranger()
+        for part in (self.info, self.weights):  # a FIFO there would block the read for ever
+            if (part.exists() or part.is_symlink()) and (part.is_symlink() or not part.is_file()):
+                raise RecipesError(f"the checkpoint {self.folder.name} holds {part.name}, which is not a regular file "
+                                   "(a FIFO, a device or a link): remove the checkpoint and train again without "
+                                   "--resume")
         if not self.info.is_file():
             raise RecipesError(f"nothing to resume: no checkpoint {self.folder} (a run that was cut off leaves one; "
                                "train without --resume)")
@@ -93,6 +98,9 @@ class Checkpoint:
             # again from its beginning under the same record (``resume_callback`` trims it)
             note(f"note: the checkpoint {self.folder.name} records {record['epochs_completed']} epoch(s) but holds no "
                  "training state (the run was cut between the two): starting from the first epoch")
+            import shutil
+
+            shutil.rmtree(self.backup, ignore_errors=True)  # pieces of a state with no index: not restored either
         if latest is not None:
             try:  # every tensor read, not only the index: a state cut in half by a kill is found here
                 reader = tf.train.load_checkpoint(latest)
@@ -139,13 +147,15 @@ class Checkpoint:
 def run_lock(out: Path):
     """Held by the one run writing into ``out`` (its checkpoint and its predictor) from its checkpoint's start to
     its save: a second ``train`` into the same folder, or a second ``--resume`` of one checkpoint, is refused in one
-    line instead of deleting the first one's live checkpoint. A kernel lock on ``.OUT.run.lock`` beside ``out``
+    line instead of deleting the first one's live checkpoint. A kernel lock on ``.OUT.run-lock`` beside ``out``
     (``swaps.lock_beside``): a run killed by any means releases it."""
     from ktrain_recipes.predictor.swaps import lock_beside
 
     busy = (f"another run ({{holder}}) is training into '{out}' now: wait for it to finish, or choose another "
             "--out")
-    with lock_beside(out, "run.lock", "the run's lock", busy) as fd:
+    # "run-lock", not "run.lock": the writers' lock of a folder named OUT.run is ``.OUT.run.lock``, and a save into
+    # OUT.run would wait for the whole of OUT's training
+    with lock_beside(out, "run-lock", "the run's lock", busy) as fd:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()}".encode(), 0)  # named in the second run's refusal
         yield
@@ -168,6 +178,13 @@ def record_damage(record) -> str | None:
         return f"train_seconds is {seconds!r}, not a number of seconds"
     if not all(isinstance(v, list) for v in record["history"].values()):
         return "a history entry is not a list of per-epoch values"
+    for name, values in record["history"].items():
+        odd = [v for v in values if isinstance(v, bool) or not isinstance(v, (int, float))]
+        if odd:
+            return f"history {name} holds {odd[0]!r}, not a number"
+    start = record.get("start_iterations")
+    if start is not None and (not isinstance(start, int) or isinstance(start, bool) or start < 0):
+        return f"start_iterations is {start!r}, not a count of steps"
     return None
 
 

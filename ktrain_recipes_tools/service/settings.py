@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from ktrain_recipes.batch_policy import CALL_TOKENS, MODEL_BATCH
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.flag_values import check_whole
+from ktrain_recipes.flag_values import check_whole, plain_numbers
 
 # the most texts one model call may take: memory grows with it (onnxruntime keeps its peak), so a request of
 # --max-batch texts is classified in calls of --max-call
@@ -74,6 +74,9 @@ class ServiceSettings:
                 "local Ray started for the service", "parse": str})
 
     def __post_init__(self) -> None:
+        plain_numbers(self)
+        if not isinstance(self.predictor, (str, os.PathLike)):
+            raise RecipesError(f"--predictor must be a predictor folder (a path), got {self.predictor!r}")
         for name in ("api_key_file", "cors_origin", "ray_address"):  # a number would be read as a file descriptor
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):

@@ -61,6 +61,12 @@ def _alter(text: str, rng, vocabulary: list[str], mask_token: str, p_mask: float
 def _check(texts, copies, p_mask: float, p_replace: float, p_drop: float, p_ngram: float, window: int) -> None:
     if isinstance(texts, (str, bytes)) or not hasattr(texts, "__iter__"):
         raise RecipesError(f"augment takes a list of texts, got {type(texts).__name__}: wrap one text as [text]")
+    texts = list(texts)
+    for i, text in enumerate(texts):
+        parts = text if isinstance(text, tuple) else (text,)
+        if not all(isinstance(p, str) for p in parts) or len(parts) not in (1, 2):
+            raise RecipesError(f"text {i} is {type(text).__name__} {text!r:.40}, not a string or a pair of strings: "
+                               "give texts as strings")
     check_whole(copies, "copies", 0)
     check_whole(window, "window", 1)
     chances = {"p_mask": p_mask, "p_replace": p_replace, "p_drop": p_drop, "p_ngram": p_ngram}

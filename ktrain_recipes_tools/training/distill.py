@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +24,7 @@ import numpy as np
 
 from ktrain_recipes.config import RecipeConfig
 from ktrain_recipes.errors import RecipesError, note
-from ktrain_recipes.flag_values import check_whole
+from ktrain_recipes.flag_values import check_number, check_whole, plain_numbers
 from ktrain_recipes_tools.training.students import (cut_layers, layer_count, pretrained_classifier, same_tokenizer,
                                               teacher_base)
 
@@ -52,10 +53,19 @@ class DistillSettings:
                 "copies) do not compute them again (default: none)", "parse": str})
 
     def __post_init__(self) -> None:
+        plain_numbers(self)
         self.check()  # a bad setting fails where it is written, before any data or model loads
 
     def check(self) -> None:
-        """Raise RecipesError for settings out of range."""
+        """Raise RecipesError for settings of the wrong kind or out of range."""
+        if not isinstance(self.teacher, (str, os.PathLike)):
+            raise RecipesError(f"--teacher must be a predictor folder (a path), got {self.teacher!r}")
+        for name in ("student", "logits_cache"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, (str, os.PathLike)):
+                raise RecipesError(f"--{name.replace('_', '-')} must be a path or left out, got {value!r}")
+        for name in ("temperature", "alpha"):
+            check_number(getattr(self, name), f"--{name}", optional=False)  # True is not 1 here
         check_whole(self.layers, "--layers")
         if not (isinstance(self.temperature, (int, float)) and math.isfinite(self.temperature)
                 and self.temperature > 0):
@@ -177,6 +187,10 @@ def check_request(config: RecipeConfig, settings: DistillSettings) -> None:
     if config.out and Path(config.out).resolve() == Path(settings.teacher).resolve():
         raise RecipesError(f"--out '{config.out}' is the teacher: the student would replace it; choose another "
                            "folder")
+    if settings.logits_cache:
+        from ktrain_recipes_tools.training.logit_cache import check_cache_folder
+
+        check_cache_folder(settings.logits_cache, config.out, settings.teacher)
 
 
 def compile_student(student, config: RecipeConfig, settings: DistillSettings, n: int) -> None:

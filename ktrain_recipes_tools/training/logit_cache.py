@@ -39,11 +39,37 @@ def cache_file(folder: str | Path, save_id: str) -> Path:
     return Path(folder) / f"teacher-{save_id}.npz"
 
 
+def check_cache_folder(folder: str | Path, out: str | Path | None, teacher: str | Path) -> None:
+    """Refuse, before any logits are computed, a cache that could not keep them or would damage a folder: a file,
+    a folder inside the student's ``--out`` or the teacher's predictor (neither may hold anything their manifest
+    does not list), or one this process cannot write."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise RecipesError(f"--logits-cache '{folder}' is a file, not a folder: name a folder (it is made if missing)")
+    where = folder.resolve()
+    for name, owner in (("--out", out), ("the teacher's folder", teacher)):
+        if owner and (where == Path(owner).resolve() or Path(owner).resolve() in where.parents):
+            raise RecipesError(f"--logits-cache '{folder}' is inside {name} '{owner}', which holds a predictor and "
+                               "nothing else: keep the cache in a folder of its own")
+    existing = next((p for p in [where, *where.parents] if p.exists()), None)
+    if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+        raise RecipesError(f"--logits-cache '{folder}' cannot be written ('{existing}' is read-only to you): choose "
+                           "another folder, or leave --logits-cache out")
+
+
 def read_kept(path: Path, num_labels: int) -> dict[str, np.ndarray]:
     """The logits kept in ``path`` by text key; empty when there are none. A file that is not a cache of this
-    teacher's shape (cut by a crash, written by something else) is set aside with a note, never trusted."""
-    if not path.exists():
+    teacher's shape (cut by a crash, written by something else) is set aside with a note, never trusted; anything
+    but a regular file there (a FIFO would block the read for ever) is refused."""
+    import stat
+
+    try:
+        mode = os.stat(path, follow_symlinks=False).st_mode
+    except FileNotFoundError:
         return {}
+    if not stat.S_ISREG(mode):
+        raise RecipesError(f"the logits cache '{path}' is not a regular file (a FIFO, a device or a link): remove "
+                           "it, or leave --logits-cache out")
     try:
         with np.load(path, allow_pickle=False) as f:
             keys, logits = f["keys"], f["logits"]
@@ -85,6 +111,12 @@ def cached_logits(folder: str | Path, save_id: str, texts: list, num_labels: int
         if new.shape != (len(missing), num_labels):
             raise ValueError(f"compute returned logits of shape {new.shape} for {len(missing)} texts")
         kept = {**read_kept(path, num_labels), **kept, **{keys[i]: z for i, z in zip(missing, new)}}
-        write_kept(path, kept)
+        try:
+            write_kept(path, kept)
+        except OSError as exc:  # a full or read-only disk: the logits are computed, the run goes on without keeping
+            partial = path.with_name(f".{path.name}.{os.getpid()}.partial.npz")
+            partial.unlink(missing_ok=True)
+            note(f"note: the teacher's logits could not be kept in '{path.parent}' ({exc.strerror}): the run goes on; "
+                 "the next run computes them again")
     note(f"teacher logits: {found} of {len(texts)} texts read from '{path}', {len(missing)} computed")
     return np.stack([kept[k] for k in keys])
