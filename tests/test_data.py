@@ -360,3 +360,41 @@ def test_data_naming_a_fifo_says_what_it_is_not_that_it_is_missing(tmp_path):
     os.mkfifo(tmp_path / "fifo.csv")
     with pytest.raises(RecipesError, match="is not a regular file or a folder"):
         load_data(str(tmp_path / "fifo.csv"))
+
+
+def test_csv_line_numbers_count_the_lines_a_quoted_text_spans(tmp_path):
+    """Battery v6 W68: a row whose quoted text spans 3 lines shifted every later line number by 2."""
+    rows = ['"a text\nover three\nlines",joy'] + [f"text {i},{'joy' if i % 2 else 'sadness'}" for i in range(21)]
+    rows.append("the last text,")  # line 1 (header) + 3 + 21 = 25: its label is empty
+    path = tmp_path / "quoted_newline.csv"
+    path.write_text("text,label\n" + "\n".join(rows) + "\n")
+    with pytest.raises(RecipesError, match=r"quoted_newline.csv:26: empty label in column 'label'"):
+        load_data(str(path))
+
+
+@pytest.mark.parametrize("header", ["text,text,label", "text,label,label"])
+def test_a_header_naming_a_column_twice_is_refused_as_predict_refuses_it(tmp_path, header):
+    """W69: the first column of that name was taken without a word."""
+    path = tmp_path / "twice.csv"
+    path.write_text(header + "\n" + "\n".join(f"a {i},b {i},{'x' if i % 2 else 'y'}" for i in range(10)) + "\n")
+    with pytest.raises(RecipesError, match=r"twice.csv:1: the header names the column '(text|label)' 2 times"):
+        load_data(str(path))
+
+
+def test_blank_lines_before_the_header_hide_no_rows(tmp_path):
+    """W76: "no rows below the header" for a file with 20 rows after two blank lines."""
+    path = tmp_path / "blank_first.csv"
+    path.write_text("\n\ntext,label\n" + "\n".join(f"text {i},{'a' if i % 2 else 'b'}" for i in range(20)) + "\n")
+    ds = load_data(str(path), val_fraction=0.25)
+    assert len(ds.texts("train")) + len(ds.texts("validation")) == 20
+
+
+def test_a_ragged_row_is_named_by_its_line_and_its_fields(tmp_path):
+    """W77: a row of 4 fields under a 2-column header was blamed on the encoding, with no line."""
+    path = tmp_path / "ragged.csv"
+    rows = [f"text {i},{'a' if i % 2 else 'b'}" for i in range(6)]
+    rows.insert(3, "an, unquoted, text,a")
+    path.write_text("text,label\n" + "\n".join(rows) + "\n")
+    with pytest.raises(RecipesError, match=r"ragged.csv:5: 4 fields, the header has 2") as error:
+        load_data(str(path))
+    assert "UTF-8" not in str(error.value)

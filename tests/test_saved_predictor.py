@@ -2,6 +2,7 @@
 manifest.json once, chooses its backend from that read, and refuses what the rule refuses without waiting."""
 
 import builtins
+import re
 import os
 import shutil
 import time
@@ -128,3 +129,31 @@ def test_an_edited_metrics_json_is_refused_by_its_checksum(tiny_predictor, tmp_p
         read_predictor(folder)
     with pytest.raises(RecipesError, match="does not match its checksum"):
         kr.open_predictor(folder)
+
+
+@pytest.mark.parametrize("changes, said", [
+    ({"maxlen": -5}, "maxlen -5 is not a whole number of tokens from 8 to 512"),
+    ({"maxlen": 0}, "maxlen 0 is not a whole number"),
+    ({"maxlen": 2.5}, "maxlen 2.5 is not a whole number"),
+    ({"label_names": "xy"}, "label_names 'xy' is not a list of names"),
+    ({"label_names": ["a", "a"]}, "label_names names a label twice"),
+    ({"label_names": ["", " "]}, "label_names holds '', not a name"),
+    ({"label_names": [1, 2]}, "label_names holds 1, not a name"),
+])
+def test_a_re_signed_manifest_with_values_train_never_writes_is_refused_in_one_line(tiny_predictor, tmp_path,
+                                                                                    changes, said):
+    """Battery v6 W27: re-signed as an author would (labels_sha256 recomputed), maxlen -5 gave an OverflowError
+    traceback, maxlen 0 or 2.5 loaded and read 0 or 2 tokens, and odd label lists were accepted."""
+    import json
+
+    from ktrain_recipes.predictor.manifest import labels_digest
+
+    folder = tmp_path / "re-signed"
+    shutil.copytree(tiny_predictor, folder)
+    manifest = json.loads((folder / MANIFEST).read_text())
+    manifest.update(changes)
+    manifest["labels_sha256"] = labels_digest(manifest["label_names"], manifest["maxlen"])
+    (folder / MANIFEST).write_text(json.dumps(manifest))
+    with pytest.raises(RecipesError, match=re.escape(said)) as error:
+        read_predictor(folder)
+    assert "is corrupt" in str(error.value) and "\n" not in str(error.value)

@@ -51,13 +51,9 @@ def read_file(path: Path, columns: Columns):
     kind = FORMATS[path.suffix.lower()]
     if path.stat().st_size == 0:
         raise RecipesError(f"{path}: the file is empty")
-    if kind == "csv":
-        with open(path, "rb") as f:
-            lines = [line for _, line in zip(range(2), f) if line.strip()]
-        if len(lines) < 2:
-            raise RecipesError(f"{path}: no rows below the header: add the data rows")
     if kind != "parquet":
         check_utf8(path)
+    starts = csv_row_lines(path) if kind == "csv" else None
     try:
         ds = datasets.load_dataset(kind, data_files=str(path), split="train", **_reader_args(path))
     except Exception as exc:  # pyarrow/datasets parse errors come in many types
@@ -67,16 +63,18 @@ def read_file(path: Path, columns: Columns):
         return _parse_txt(path, ds["text"])
     if len(ds) == 0:
         raise RecipesError(f"{path}: no rows below the header")
-    header = 2 if kind == "csv" else 1
     if path.suffix.lower() == ".jsonl":  # blank lines hold no record: number the records by the lines they are on
         with open(path, "rb") as f:
             line_of = [n for n, line in enumerate(f, start=1) if line.strip()]
 
         def where(i: int) -> str:
             return f"{path}:{line_of[i]}" if i < len(line_of) else f"{path}: record {i + 1}"
+    elif starts is not None:  # the line each row starts on: a quoted text may span lines, blank lines hold none
+        def where(i: int) -> str:
+            return f"{path}:{starts[i]}" if i < len(starts) else f"{path}: row {i + 1}"
     else:
         def where(i: int) -> str:
-            return f"{path}:{i + header}" if kind == "csv" else f"{path}: row {i + 1}"
+            return f"{path}: row {i + 1}"
 
     return take_columns(ds, columns, str(path), where)
 
@@ -133,6 +131,38 @@ def check_utf8(path: Path) -> None:
                 byte = exc.object[exc.start]
                 raise RecipesError(f"{path}:{n} is not UTF-8 (byte 0x{byte:02x}): save the file as UTF-8 (a "
                                    "spreadsheet's 'CSV UTF-8', or: iconv -f cp1252 -t utf-8 FILE > NEW)") from None
+
+
+def csv_row_lines(path: Path) -> list[int]:
+    """The line each data row of a CSV/TSV starts on, read as ``csv`` reads it (a quoted text may hold line breaks;
+    blank lines, before the header too, hold no row). Refuses in one line what the table reader would take
+    silently or blame on the encoding: no header, a header naming a column twice, no rows, a row with more fields
+    than the header."""
+    import csv
+
+    sep = "\t" if path.suffix.lower() == ".tsv" else ","
+    starts, header = [], None
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        reader = csv.reader(f, delimiter=sep)
+        before = 0
+        for row in reader:
+            start, before = before + 1, reader.line_num
+            if not any(cell.strip() for cell in row) and len(row) <= 1:
+                continue  # a blank line
+            if header is None:
+                header = row
+                twice = sorted({name for name in header if header.count(name) > 1})
+                if twice:
+                    raise RecipesError(f"{path}:{start}: the header names the column '{twice[0]}' "
+                                       f"{header.count(twice[0])} times: give each column its own name")
+                continue
+            if len(row) > len(header):
+                raise RecipesError(f"{path}:{start}: {len(row)} fields, the header has {len(header)} (a text "
+                                   "holding the separator must be quoted)")
+            starts.append(start)
+    if header is None or not starts:
+        raise RecipesError(f"{path}: no rows below the header: add the data rows")
+    return starts
 
 
 def _reader_args(path: Path) -> dict:

@@ -227,7 +227,25 @@ def _read_manifest(folder: Path, base: Path) -> tuple[dict, str, tuple]:
     labels, maxlen = manifest.get("label_names"), manifest.get("maxlen")
     if manifest.get("labels_sha256") != labels_digest(labels, maxlen):
         raise RecipesError(f"{corrupt} (its label names or maxlen were edited)")
+    odd = odd_values(labels, maxlen)  # a manifest re-signed by hand is signed, not right
+    if odd:
+        raise RecipesError(f"{corrupt} ({odd})")
     return manifest, hashlib.sha256(raw).hexdigest(), _stamp(info)
+
+
+def odd_values(labels, maxlen) -> str | None:
+    """What is wrong with a manifest's label names and maxlen as values, in a few words; None when they are a
+    list of distinct, non-blank names (one for a ranker's score) and a whole number of tokens from 8 to 512 (what
+    train saves)."""
+    if isinstance(maxlen, bool) or not isinstance(maxlen, int) or not 8 <= maxlen <= 512:
+        return f"maxlen {maxlen!r} is not a whole number of tokens from 8 to 512"
+    if not isinstance(labels, list) or not labels:
+        return f"label_names {str(labels)[:60]!r} is not a list of names"
+    if not all(isinstance(n, str) and n.strip() for n in labels):
+        return f"label_names holds {next(n for n in labels if not (isinstance(n, str) and n.strip()))!r}, not a name"
+    if len(set(labels)) != len(labels):
+        return "label_names names a label twice"
+    return None
 
 
 def _regular(path: Path) -> bool:
