@@ -286,8 +286,10 @@ def test_a_ranker_cut_in_epoch_2_resumes_to_the_uninterrupted_runs_model(ethics_
     assert json.loads((tmp_path / ".cut.resume" / "run.json").read_text())["epochs_completed"] == 1
     assert not (tmp_path / "cut").exists()
     monkeypatch.setattr(ethics_ranker, "epoch_record", record)
-    assert run("cut", "--resume") == 0
+    assert not (tmp_path / ".whole.resume").exists()  # a finished run removes its checkpoint ...
+    assert run("cut", "--resume", "--keep-checkpoint") == 0
     assert "resuming after 1 of 3 epoch(s)" in capsys.readouterr().err
+    assert (tmp_path / ".cut.resume" / "run.json").is_file()  # ... unless asked to keep it (battery v6 W45)
     whole, resumed = (json.loads((tmp_path / f"{name}.json").read_text()) for name in ("whole", "cut"))
     # epoch 1's scores come from the checkpoint, epochs 2-3 from the restored weights, optimizer step and data order
     assert resumed["val_per_epoch"] == whole["val_per_epoch"] and len(whole["val_per_epoch"]) == 3
@@ -298,7 +300,6 @@ def test_a_ranker_cut_in_epoch_2_resumes_to_the_uninterrupted_runs_model(ethics_
     scores = [ethics_ranker.score_texts(TFAutoModelForSequenceClassification.from_pretrained(tmp_path / name),
                                         tokenizer, 72, texts) for name in ("whole", "cut")]
     np.testing.assert_allclose(scores[1], scores[0], rtol=0, atol=1e-7)  # the same weights
-    assert not (tmp_path / ".cut.resume").exists()  # a finished run removes its checkpoint
     # a checkpoint of other settings is refused in one line, and left as it was
     monkeypatch.setattr(ethics_ranker, "epoch_record", ctrl_c_at_epoch(record, epoch=1))
     assert run("other") == 130

@@ -70,6 +70,10 @@ def test_the_output_keeps_the_inputs_values_as_given(exported, tmp_path):
     written = json.loads(text)
     assert [r["n"] for r in written] == [1, None] and written[1]["when"] is None and written[0]["x"] == 0.5
     assert isinstance(written[0]["n"], int)
+    out = tmp_path / "out.jsonl"  # battery v4 N70: the .jsonl writer gave "n": 1.0 for a nullable int column
+    predict_file(model, tmp_path / "in.parquet", str(out), progress=False)
+    lines = out.read_text().splitlines()
+    assert [json.loads(line)["n"] for line in lines] == [1, None] and '"n": 1,' in lines[0]
     pd.DataFrame({"text": ["i am so happy"], "p_joy": ["mine"]}).to_csv(tmp_path / "p.csv", index=False)
     with pytest.raises(RecipesError, match="has a 'p_joy' column, which the probabilities would overwrite"):
         predict_file(model, tmp_path / "p.csv", str(tmp_path / "p-out.csv"), progress=False)

@@ -137,10 +137,10 @@ def _parquet_chunks(path: Path, chunk_size: int) -> Iterator:
     for batch in source.iter_batches(batch_size=chunk_size):
         pending = pa.concat_tables([pending, pa.Table.from_batches([batch])])
         while pending.num_rows >= chunk_size:
-            yield pending.slice(0, chunk_size).to_pandas()
+            yield pending.slice(0, chunk_size).to_pandas(integer_object_nulls=True)  # ints stay ints, nulls None
             pending = pending.slice(chunk_size)
     if pending.num_rows:
-        yield pending.to_pandas()
+        yield pending.to_pandas(integer_object_nulls=True)
 
 
 def _jsonl_chunks(path: Path, encoding: str, chunk_size: int) -> Iterator:

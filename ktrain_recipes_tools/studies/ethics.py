@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from ktrain_recipes.config import RecipeConfig
-from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.errors import RecipesError, note
 from ktrain_recipes_tools.studies.ethics_data import (
     TASKS, Task, get_task, is_hub_layout, load_ethics, load_pairs, score_task, split_pairs, task_file,
 )
@@ -109,7 +109,10 @@ def _run_utilitarianism(task: Task, config: RecipeConfig, split: str) -> dict:
         stage.commit(["score"], info["maxlen"], {"settings": dataclasses.asdict(config), "maxlen": info["maxlen"],
                                                  "model_id": config.model, "per_epoch": info["per_epoch"],
                                                  "train_seconds": info["train_seconds"]}, kind="ranker")
-    checkpoint.clear()
+    if config.keep_checkpoint:  # as train keeps it
+        note(f"checkpoint kept in {checkpoint.folder} (--keep-checkpoint)")
+    else:
+        checkpoint.clear()
     return {"accuracy": float(np.mean(right)), "n": len(right), "n_train": len(train), "epochs": config.epochs,
             "chosen": chosen_epoch(info["per_epoch"], "val_ranked_right"), "val_per_epoch": info["per_epoch"],
             "train_seconds": info["train_seconds"],
