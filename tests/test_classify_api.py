@@ -174,3 +174,30 @@ def test_truncation_is_reported_by_the_command_line_and_in_python(exported, tmp_
     assert "tokens" not in plain[0] and "truncated" not in plain[0]  # existing outputs keep their columns
     assert [r["truncated"] for r in reported] == ["False", "True"] and int(reported[1]["tokens"]) == model.maxlen
     assert [r["label"] for r in reported] == [r["label"] for r in plain]
+
+
+@pytest.mark.parametrize("inputs, words", [
+    (["hi there"] * 9, "input holds 9 items, over the limit of 8 per request"),
+    ([["only one"]], "input[0] is not a pair: a pair is [first, second]"),
+    ([["a", "b", "c"]], "input[0] is not a pair"),
+    ([["a", 5]], "input[0] is not a pair"),
+    (["a text", ["a", "pair"]], "input[1] is a pair, and input[0] is a text"),
+    ([["a", "pair"], "a text"], "input[1] is a text, and input[0] is a pair"),
+    ([[["deeper"]]], "input[0] is not a pair"),
+    (["ok", None], "input[1] is null, not a text"),
+    (["ok", 5], "input[1] is int, not a text"),
+])
+def test_a_bad_input_list_is_refused_for_its_own_reason(client, inputs, words):
+    """Battery v6 W4: each of these got the union's first complaint, "input.str: Input should be a valid string"."""
+    response = client.post("/classify", json={"input": inputs})
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert words in error["message"] and error["param"] == "input" and "valid string" not in error["message"]
+
+
+def test_a_single_text_predictor_given_pairs_is_told_in_classifys_own_words(client):
+    """W5: /classify told the client to send "texts", a field it does not take."""
+    response = client.post("/classify", json={"input": [["a first", "a second"]]})
+    assert response.status_code == 422
+    message = response.json()["error"]["message"]
+    assert 'send "input": ["...", ...]' in message and '"texts"' not in message

@@ -27,10 +27,10 @@ def check_request(texts: list | None, pairs: list | None, current: LoadedModel, 
     called = name or kind
     if not items:
         return f"\"{called}\" is empty: send at least one"
-    if current.pairs is True and kind == "texts":
-        return "this predictor classifies sentence pairs: send \"pairs\": [[first, second], ...]"
+    if current.pairs is True and kind == "texts":  # in the words of the route asked (/classify: "input")
+        return f"this predictor classifies sentence pairs: send \"{name or 'pairs'}\": [[first, second], ...]"
     if current.pairs is False and kind == "pairs":
-        return "this predictor classifies single texts: send \"texts\": [\"...\", ...]"
+        return f"this predictor classifies single texts: send \"{name or 'texts'}\": [\"...\", ...]"
     for i, item in enumerate(items):
         for part in item if kind == "pairs" else (item,):
             if len(part) > max_chars:

@@ -21,7 +21,7 @@ served, answer in vLLM's error shape: ``{"error": {"message", "type", "param", "
 import time
 import uuid
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -73,6 +73,28 @@ def unsupported(body) -> tuple[str, str] | None:
     return None
 
 
+def input_problem(value, max_batch: int) -> str | None:
+    """Why a /classify ``input`` is not one text, a list of texts, or a list of [first, second] pairs of at most
+    ``max_batch`` items, in one line naming the item; None when it is."""
+    if isinstance(value, str):
+        return None
+    if len(value) > max_batch:
+        return f"input holds {len(value)} items, over the limit of {max_batch} per request: split it"
+    if not value:
+        return "\"input\" is empty: send at least one"
+    pairs = isinstance(value[0], list)
+    for i, item in enumerate(value):
+        if not isinstance(item, (list, str)):
+            shown = "null" if item is None else type(item).__name__
+            return f"input[{i}] is {shown}, not a text or a [first, second] pair"
+        if isinstance(item, list) != pairs:
+            return (f"input[{i}] is {'a pair' if pairs is False else 'a text'}, and input[0] is "
+                    f"{'a pair' if pairs else 'a text'}: send texts (strings) or [first, second] pairs, not both")
+        if pairs and (len(item) != 2 or not all(isinstance(part, str) for part in item)):
+            return f"input[{i}] is not a pair: a pair is [first, second], two strings"
+    return None
+
+
 def classify_request(max_batch: int) -> type[BaseModel]:
     """The body of ``POST /classify``: ``input`` is one text, a list of texts, or a list of [first, second]."""
     from ktrain_recipes_tools.service.schemas import TRUNCATE
@@ -80,9 +102,10 @@ def classify_request(max_batch: int) -> type[BaseModel]:
     class ClassifyRequest(BaseModel):
         model_config = ConfigDict(extra="ignore", strict=True)  # vLLM's clients send fields we do not use
         model: str | None = Field(None, description="the id GET /v1/models lists (may be left out)")
-        input: (str | Annotated[list[str], Field(max_length=max_batch)]
-                | Annotated[list[Annotated[list[str], Field(min_length=2, max_length=2)]], Field(max_length=max_batch)]
-                ) = Field(description=f"one text, a list of at most {max_batch} texts, or of [first, second] pairs")
+        # one loose type, checked by ``input_problem``: a union of the three shapes would answer a list of 65 or a
+        # pair of three with its first branch's complaint ("Input should be a valid string")
+        input: str | list = Field(description=f"one text, a list of at most {max_batch} texts, or of [first, "
+                                              "second] pairs")
         truncate: bool = Field(True, description=TRUNCATE)
         # vLLM's own fields: honoured or refused by name (``unsupported``)
         use_activation: bool | None = Field(None, description="true (default): probabilities; false is refused")
@@ -131,6 +154,9 @@ def add_classify_routes(app, classify_items, batcher, max_batch: int) -> None:
         refused = unsupported(body)
         if refused:
             return vllm_error(422, refused[1], refused[0])
+        wrong = input_problem(body.input, max_batch)
+        if wrong:
+            return vllm_error(422, wrong, "input")
         given = [body.input] if isinstance(body.input, str) else body.input
         pairs = bool(given) and isinstance(given[0], list)
         result = await classify_items(None if pairs else given, given if pairs else None, body.truncate, response,
