@@ -29,10 +29,12 @@
 #   [latency](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/glossary.md#p50-p95-and-p99-latency).
 #
 # **What it needs.** A teacher: MPNet-base fine-tuned on emotion, saved in `runs/mpnet-base` (06_compare_models looks
-# there too). Where there is none, the notebook trains it first (on all 16,000 texts, 3 epochs: about 70 minutes on a
-# 2-core CPU, minutes on a GPU); offline, `make mpnet` installs its weights (about 400 MB). **What you will see.** The
-# outputs below are those of a real run on all of emotion, on a 2-core CPU with no GPU, with the teacher trained
-# beforehand by `python -m ktrain_recipes train --model mpnet --epochs 3`. T=7 and alpha=0.5 were chosen on the
+# there too). Where there is none, the notebook trains it first (on all 16,000 texts, 3 epochs: about 50 minutes alone
+# on a 2-core CPU, minutes on a GPU); offline, `make mpnet` installs its weights (about 400 MB).
+#
+# **What you will see.** This notebook is committed without outputs for now: its real run on all of emotion needs
+# the MPNet-base teacher trained first (`python -m ktrain_recipes train --model mpnet --epochs 3`), and the figures
+# its prose quotes come from our full runs, in docs/results.md. T=7 and alpha=0.5 were chosen on the
 # validation texts in a grid of T {2, 7} x alpha {0.1, 0.5} for a MiniLM teacher; our full runs with this teacher,
 # on five seeds, are in [docs/results.md: MPNet-base teaches
 # MiniLM](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md#mpnet-base-teaches-minilm).
@@ -115,15 +117,15 @@ settings = krt.DistillSettings(
 
 # %% [markdown]
 # On Colab, `RUNS` is in your Google Drive, so a teacher saved there by an earlier session is found here. Where there
-# is none yet, the cell below trains it with `kr.run_recipe` (the command line's `train`; about 70 minutes on a
+# is none yet, the cell below trains it with `kr.run_recipe` (the command line's `train`; about 50 minutes alone on a
 # 2-core CPU, minutes on a GPU).
 
 # %%
 from pathlib import Path
 
 if not Path(settings.teacher).exists():
-    print(f"No teacher in {settings.teacher}: training MPNet-base on the emotion data first (about 70 minutes on a "
-          "2-core CPU, minutes on a GPU)")
+    print(f"No teacher in {settings.teacher}: training MPNet-base on the emotion data first (about 50 minutes "
+          "alone on a 2-core CPU, minutes on a GPU)")
     kr.run_recipe(teacher_config)
 
 # %%
