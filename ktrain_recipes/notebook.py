@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from ktrain_recipes import compat
+from ktrain_recipes.compat import running_backend
 from ktrain_recipes.versions import cpu_features, cpu_model, package_versions
 from ktrain_recipes.errors import note
 
@@ -20,8 +21,6 @@ def runtime_info() -> dict:
     are those the running backend sees (TensorFlow for ktrain; JAX, TensorFlow or PyTorch under Keras 3), asked of
     that backend only, so it answers where TensorFlow is not installed."""
     import psutil
-
-    from ktrain_recipes.training.precision import running_backend
 
     backend = running_backend()
     versions = package_versions()

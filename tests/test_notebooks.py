@@ -640,3 +640,19 @@ def test_a_notebook_with_more_kr_helpers_than_ktrain_calls_says_what_each_adds(p
     said = set(re.findall(r"`(krt?\.\w+)`", why[why.find("**What `kr`"):].split("\n\n")[0]))
     unsaid = helpers - said - {"kr.setup_notebook", "kr.runs_folder", "kr.RecipeConfig"}
     assert not unsaid, f"{path.name}: {len(helpers)} kr helpers against {len(calls)} ktrain calls; say what these add"
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_every_notebook_ends_with_recall_questions_whose_answers_are_hidden(name):
+    """The HF course's end-of-chapter quiz: 3 to 5 questions, each with its answer in a closed <details> block, after
+    the lesson and before "Next"."""
+    cells = [c for c in sync.read_notebook(NOTEBOOKS / name).cells if c.cell_type == "markdown"]
+    found = [c.source for c in cells if c.source.startswith("## Check yourself")]
+    assert len(found) == 1, f"{name}: no 'Check yourself' cell"
+    text = found[0]
+    questions = re.findall(r"^\*\*(\d)\.\*\* [^<]+?\?\n\n<details>", text, flags=re.M)
+    answers = re.findall(r"<details><summary>Answer</summary>\n\n(.+?)\n\n</details>", text, flags=re.S)
+    assert 3 <= len(questions) <= 5 and len(answers) == len(questions), (name, questions, len(answers))
+    assert all(len(a.split()) >= 8 for a in answers), f"{name}: an answer too short to check oneself by"
+    after = [c.source for c in cells[cells.index(next(c for c in cells if c.source == text)):]]
+    assert any("**Next:**" in s for s in after), f"{name}: the questions come before 'Next'"

@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ktrain_recipes.training_settings import PRECISIONS
+from ktrain_recipes.compat import running_backend  # noqa: F401  (asked here too: tests, gpu_check)
 from ktrain_recipes.errors import RecipesError
 
 POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
@@ -31,23 +32,6 @@ def cpu_flags(cpuinfo: str | Path = "/proc/cpuinfo") -> set[str]:
         return set()
     line = next((ln for ln in text.splitlines() if ln.startswith("flags")), "")
     return set(line.partition(":")[2].split())
-
-
-def running_backend(keras_module=None) -> str | None:
-    """The backend whose devices count: ``keras_module``'s (Keras 3), else Keras 3's if it is loaded, else
-    $KERAS_BACKEND, else TensorFlow where it is installed (ktrain's tf_keras runs on it), else None."""
-    import importlib.util
-    import os
-    import sys
-
-    if keras_module is not None:
-        return keras_module.backend.backend()
-    keras = sys.modules.get("keras")
-    if keras is not None and hasattr(keras, "backend") and hasattr(keras.backend, "backend"):
-        return keras.backend.backend()
-    if os.environ.get("KERAS_BACKEND"):
-        return os.environ["KERAS_BACKEND"]
-    return "tensorflow" if importlib.util.find_spec("tensorflow") is not None else None
 
 
 def gpu_capabilities(backend: str | None = None) -> list[tuple[int, int]]:
