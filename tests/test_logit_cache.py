@@ -116,21 +116,11 @@ def test_a_student_of_the_teachers_own_checkpoint_is_taught_through_the_cache_to
 def test_a_fifo_in_the_cache_is_refused_at_once_instead_of_blocking(tmp_path):
     """Battery v6 W39: np.load would wait for ever on a FIFO named as the cache file."""
     import os
-    import threading
+
+    from blocking import outcome_within
 
     os.mkfifo(cache_file(tmp_path, "abc123"))
-    outcome = []
-
-    def attempt():
-        try:
-            through(tmp_path, "abc123", ["so angry"], fake_teacher([]))
-            outcome.append("read")
-        except RecipesError as exc:
-            outcome.append(str(exc))
-
-    thread = threading.Thread(target=attempt, daemon=True)
-    thread.start()
-    thread.join(10)
+    outcome = outcome_within(lambda: through(tmp_path, "abc123", ["so angry"], fake_teacher([])), 10)
     assert outcome and "not a regular file" in outcome[0]
 
 

@@ -245,9 +245,8 @@ def test_a_lock_file_another_user_made_first_is_refused_at_once_and_its_text_nev
     """In a shared folder another user can create the lock files first (battery v6, W51/W52): refused at once in our
     own words, whatever mode they left it at, instead of waiting on their hold or repeating their text."""
     import fcntl
-    import threading
 
-    from ktrain_recipes.errors import RecipesError
+    from blocking import outcome_within
     from ktrain_recipes.predictor.swaps import writers_lock
     from ktrain_recipes.training.checkpoint import run_lock
 
@@ -260,18 +259,7 @@ def test_a_lock_file_another_user_made_first_is_refused_at_once_and_its_text_nev
             os.chown(theirs, 4321, 4321)
             with open(theirs) as held:  # they hold it, as long as they like
                 fcntl.flock(held, fcntl.LOCK_EX)
-                outcome = []
-
-                def attempt(take, outcome):
-                    try:
-                        with take():
-                            outcome.append("taken")
-                    except RecipesError as exc:
-                        outcome.append(str(exc))
-
-                thread = threading.Thread(target=attempt, args=(take, outcome), daemon=True)
-                thread.start()
-                thread.join(10)
+                outcome = outcome_within(take().__enter__, 10)  # refused before it is ever held
                 assert outcome, "it waited on another user's hold"
                 assert "belongs to another user (uid 4321)" in outcome[0] and "evil" not in outcome[0]
             assert theirs.exists()  # theirs, left alone

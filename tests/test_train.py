@@ -311,24 +311,12 @@ def test_a_fifo_in_a_checkpoint_is_refused_in_one_line_instead_of_blocking_or_ca
     """Battery v6 W58 (best.h5 a FIFO: --resume blocked in h5py's open) and W59 (run.json a FIFO: "nothing to
     resume", though there is a checkpoint)."""
     import os
-    import threading
 
-    from ktrain_recipes import RecipesError
+    from blocking import outcome_within
 
     checkpoint = checkpoint_with(tmp_path, fine_record() if part == "best.h5" else None)
     os.mkfifo(checkpoint.folder / part)
-    outcome = []
-
-    def attempt():
-        try:
-            checkpoint.resume()
-            outcome.append("resumed")
-        except RecipesError as exc:
-            outcome.append(str(exc))
-
-    thread = threading.Thread(target=attempt, daemon=True)
-    thread.start()
-    thread.join(60)
+    outcome = outcome_within(checkpoint.resume, 60)
     assert outcome, "it blocked on the FIFO"
     assert f"holds {part}, which is not a regular file" in outcome[0] and "nothing to resume" not in outcome[0]
 
