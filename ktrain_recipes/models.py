@@ -268,8 +268,12 @@ def convert_to_tf(src: Path, dst: Path) -> Path:
     state = load_file(str(src / "model.safetensors"))
     model(model.dummy_inputs, training=False)  # build the variables before copying into them
     load_pytorch_state_dict_in_tf2_model(model, state, allow_missing_keys=True)
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=dst.name + ".", dir=dst.parent))
+    try:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=dst.name + ".", dir=dst.parent))
+    except OSError as exc:  # a read-only or full cache: said with where it is and how to move it
+        raise RecipesError(f"cannot write the converted model into the cache '{dst.parent}' ({exc.strerror}): "
+                           "set KTRAIN_RECIPES_CACHE to a writable folder") from None
     try:
         model.save_pretrained(tmp)
         AutoTokenizer.from_pretrained(src).save_pretrained(tmp)

@@ -123,3 +123,20 @@ def test_entry_names_keep_the_path_readable_and_unique():
     a = model_cache.entry_name(Path("/data/a/" + "y" * 100))
     b = model_cache.entry_name(Path("/data/b/" + "y" * 100))
     assert a != b and a.startswith("y" * 40) and len(a) <= 73
+
+
+def test_a_cache_that_cannot_be_written_is_named_in_one_line(tmp_path, cache, local_model, monkeypatch):
+    """Battery v6 W64: a read-only KTRAIN_RECIPES_CACHE gave an OSError traceback from mkdtemp."""
+    import tempfile
+
+    from ktrain_recipes.errors import RecipesError
+
+    folder = local_model(tmp_path / "models" / "mine")
+
+    def read_only(*args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(tempfile, "mkdtemp", read_only)
+    with pytest.raises(RecipesError, match=r"cannot write the converted model into the cache '.*cache' \(Read-only "
+                                           r"file system\): set KTRAIN_RECIPES_CACHE to a writable folder"):
+        converted(folder)
