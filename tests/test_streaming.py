@@ -323,3 +323,36 @@ def test_parquet_chunks_are_whole_whatever_its_row_groups(tmp_path):
     chunks = list(read_chunks(tmp_path / "in.parquet", chunk_size=5))
     assert [len(c) for c in chunks] == [5, 5, 2]
     assert [t for c in chunks for t in c["text"]] == texts
+
+
+@pytest.mark.parametrize("when", ["write", "close"])
+def test_a_full_disk_is_one_line_and_leaves_no_partial_file(tmp_path, monkeypatch, when):
+    """Battery v6 W62: `predict --output` on a full disk gave an OSError traceback and left the partial file."""
+    import errno
+
+    import numpy as np
+
+    from ktrain_recipes_tools.inference.writer import PredictionWriter
+
+    class Full:
+        def __init__(self, real):
+            self.real = real
+
+        def write(self, text):
+            if when == "write":
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return self.real.write(text)
+
+        def close(self):
+            self.real.close()
+            if when == "close":
+                raise OSError(errno.ENOSPC, "No space left on device")
+
+    out = tmp_path / "out.jsonl"
+    writer = PredictionWriter(str(out), "jsonl", ["joy", "sadness"], False)
+    monkeypatch.setattr(writer, "_open", lambda: Full(open(writer.partial, "w", encoding="utf-8")))
+    with pytest.raises(RecipesError, match=r"cannot write '.*out.jsonl' \(No space left on device\): free some "
+                                           r"space or choose another --output; nothing was written"):
+        with writer:
+            writer.write(["i am so happy"], np.array([[0.9, 0.1]], np.float32))
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import errno
 import os
 import sys
 
@@ -13,6 +14,8 @@ import numpy as np
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes_tools.inference.output import check_output_file, jsonable
 from ktrain_recipes.predictor.swaps import clean_litter, partial_file
+
+FULL = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG)  # the output's disk, not the input, is at fault
 
 
 class PredictionWriter:
@@ -103,10 +106,16 @@ class PredictionWriter:
         if kind is None and self.rows == 0:
             self.abort()
             raise RecipesError("the input holds no text to classify: give a file with at least one non-blank text")
-        if kind is None:
-            self.close()
-        else:
-            self.abort()
+        try:
+            if kind is None:
+                self.close()
+                return
+        except OSError as exc:  # the last bytes reach the disk at close: a full disk shows here
+            kind, error = OSError, exc
+        self.abort()
+        if kind is not None and issubclass(kind, OSError) and self.output is not None and error.errno in FULL:
+            raise RecipesError(f"cannot write '{self.output}' ({error.strerror}): free some space or choose another "
+                               "--output; nothing was written") from None
 
     def abort(self) -> None:
         """Drop the partial file: nothing is left at, or beside, ``output``."""
