@@ -398,3 +398,11 @@ def test_a_ragged_row_is_named_by_its_line_and_its_fields(tmp_path):
     with pytest.raises(RecipesError, match=r"ragged.csv:5: 4 fields, the header has 2") as error:
         load_data(str(path))
     assert "UTF-8" not in str(error.value)
+
+
+def test_labels_stay_as_written_when_blank_lines_come_before_the_header(tmp_path):
+    """The reader's header came from the file's first line, blank here: the columns were then read as numbers and
+    "007" and "7" merged. It now takes the header csv_rows found."""
+    path = tmp_path / "codes.csv"
+    path.write_text("\n\ntext,label\n" + "\n".join(f"text {i},{'007' if i % 2 else '7'}" for i in range(20)) + "\n")
+    assert load_data(str(path), val_fraction=0.25).label_names == ["007", "7"]

@@ -53,9 +53,9 @@ def read_file(path: Path, columns: Columns):
         raise RecipesError(f"{path}: the file is empty")
     if kind != "parquet":
         check_utf8(path)
-    starts = csv_row_lines(path) if kind == "csv" else None
+    header, starts = csv_rows(path) if kind == "csv" else (None, None)
     try:
-        ds = datasets.load_dataset(kind, data_files=str(path), split="train", **_reader_args(path))
+        ds = datasets.load_dataset(kind, data_files=str(path), split="train", **_reader_args(path, header))
     except Exception as exc:  # pyarrow/datasets parse errors come in many types
         first = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
         raise RecipesError(f"{path}: cannot be read as {kind} (is it UTF-8 {kind}?): {first}") from None
@@ -133,11 +133,11 @@ def check_utf8(path: Path) -> None:
                                    "spreadsheet's 'CSV UTF-8', or: iconv -f cp1252 -t utf-8 FILE > NEW)") from None
 
 
-def csv_row_lines(path: Path) -> list[int]:
-    """The line each data row of a CSV/TSV starts on, read as ``csv`` reads it (a quoted text may hold line breaks;
-    blank lines, before the header too, hold no row). Refuses in one line what the table reader would take
-    silently or blame on the encoding: no header, a header naming a column twice, no rows, a row with more fields
-    than the header."""
+def csv_rows(path: Path) -> tuple[list[str], list[int]]:
+    """A CSV/TSV's header and the line each data row starts on, read as ``csv`` reads it (a quoted text may hold
+    line breaks; blank lines, before the header too, hold no row). Refuses in one line what the table reader would
+    take silently or blame on the encoding: no header, a header naming a column twice, no rows, a row with more
+    fields than the header."""
     import csv
 
     sep = "\t" if path.suffix.lower() == ".tsv" else ","
@@ -162,25 +162,21 @@ def csv_row_lines(path: Path) -> list[int]:
             starts.append(start)
     if header is None or not starts:
         raise RecipesError(f"{path}: no rows below the header: add the data rows")
-    return starts
+    return header, starts
 
 
-def _reader_args(path: Path) -> dict:
-    # every column as written: a text or label like "null" or "NA" stays a string (keep_default_na), and "007",
-    # "1.50" or "true" stay themselves (every column a string): read as numbers, "007" and "7" would be one class
-    suffix = path.suffix.lower()
-    if suffix not in (".csv", ".tsv"):
+def _reader_args(path: Path, header: list[str] | None) -> dict:
+    """What ``datasets`` reads a CSV/TSV with: its ``header`` as ``csv_rows`` read it (blank lines before it skipped,
+    no name twice). Every column as written: a text or label like "null" or "NA" stays a string (keep_default_na),
+    and "007", "1.50" or "true" stay themselves (every column a string): read as numbers, "007" and "7" would be one
+    class."""
+    if header is None:
         return {}
-    import csv
-
     import datasets
 
-    sep = "\t" if suffix == ".tsv" else ","
-    with open(path, encoding="utf-8-sig", newline="") as f:
-        header = next(csv.reader(f, delimiter=sep), [])
-    strings = {"features": datasets.Features({name: datasets.Value("string") for name in header})} \
-        if header and len(set(header)) == len(header) else {}
-    return {"keep_default_na": False, **({"sep": sep} if suffix == ".tsv" else {}), **strings}
+    tsv = path.suffix.lower() == ".tsv"
+    features = datasets.Features({name: datasets.Value("string") for name in header})
+    return {"keep_default_na": False, **({"sep": "\t"} if tsv else {}), "features": features}
 
 
 def _parse_txt(path: Path, lines: list[str]):
