@@ -77,7 +77,7 @@ smoke-setup: $(VENV)/.installed-dev
 # `make test-fast` is the developers' loop: the tests not marked slow, browser or network (a few minutes on 2 cores;
 # no system packages needed), with pytest's cache on (`make test-fast ARGS=--lf` reruns what failed last).
 test: $(VENV)/.installed-dev $(SYSTEM) lint docs smoke-setup
-	KTRAIN_RECIPES_SITE=$(CURDIR)/build/site $(BIN)/python -m pytest tests -n 2 --dist loadgroup --durations=25
+	KTRAIN_RECIPES_SITE=$(CURDIR)/build/site $(BIN)/python -m pytest tests -n 2 --dist loadgroup --durations=40
 	$(SMOKE_ENV) tests/smoke_notebooks.sh $(BIN)/python notebooks/[0-9]*.ipynb
 
 test-fast: $(VENV)/.installed-dev
