@@ -6,6 +6,8 @@ import re
 import subprocess
 import sys
 
+from pathlib import Path
+
 import pytest
 
 # Run the CLI with two test hooks: every training step's learning rate appended to $LR_LOG, and with $KILL_AT
@@ -275,17 +277,65 @@ def test_the_data_order_depends_on_the_epoch_only(tiny_models, small_data):
     assert orders[0] != orders[1]
 
 
+def small_keras_model():
+    from ktrain_recipes import compat  # noqa: F401  (tf.keras is tf_keras, as in training)
+    import tensorflow as tf
+
+    model = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(3,))])
+    model.build((None, 3))
+    return model
+
+
 def test_braces_in_the_output_path_reach_the_checkpoint_as_written(tmp_path):
     """Keras' ModelCheckpoint formats its path with str.format: '--out solo{1}' or a Drive folder 'dir{a}/m' killed
-    every training at the end of its first epoch (KeyError, IndexError)."""
+    every training at the end of its first epoch (KeyError, IndexError). The best epoch is written where named."""
     from ktrain_recipes.training.checkpoint import Checkpoint
 
+    model = small_keras_model()
     for name in ("solo{1}", "dir{a}", "{}", "x{epoch}"):
         out = tmp_path / name / "m"
         checkpoint = Checkpoint(out, {"model": "m"})
+        checkpoint.folder.mkdir(parents=True)
         best = checkpoint.callbacks({"history": {}})[-1]
-        # what ModelCheckpoint does with its path at every epoch's end
-        assert best.filepath.format(epoch=1, val_loss=0.5) == str(checkpoint.weights)
+        best.set_model(model)
+        best.on_epoch_end(0, {"val_loss": 0.5})
+        assert [p.name for p in checkpoint.folder.iterdir()] == ["best.h5"]
+
+
+def test_a_stop_while_the_best_epoch_is_written_leaves_the_previous_best_whole(tmp_path, monkeypatch):
+    """Battery v6 W47: SIGTERM while best.h5 was written left a cut file that still opened as HDF5, and restoring
+    it ended in a traceback. The weights go to a temporary file renamed over best.h5 once whole."""
+    from ktrain_recipes.training.checkpoint import Checkpoint, readable_h5
+    from ktrain_recipes.training.train import restore_best
+
+    model = small_keras_model()
+    checkpoint = Checkpoint(tmp_path / "out", {"model": "m"})
+    checkpoint.folder.mkdir()
+    best = checkpoint.callbacks({"history": {}})[-1]
+    best.set_model(model)
+    best.on_epoch_end(0, {"val_loss": 0.5})
+    first = [w.copy() for w in model.get_weights()]
+    model.set_weights([w + 1 for w in first])
+    whole = model.save_weights
+
+    def cut_by_a_stop(path, *args, **kwargs):
+        whole(path, *args, **kwargs)
+        Path(path).write_bytes(Path(path).read_bytes()[:300])  # what a kill mid-write leaves
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(model, "save_weights", cut_by_a_stop)
+    with pytest.raises(KeyboardInterrupt):
+        best.on_epoch_end(1, {"val_loss": 0.4})
+    assert readable_h5(checkpoint.weights)
+    assert restore_best(model, checkpoint)
+    assert all((a == b).all() for a, b in zip(model.get_weights(), first))
+    # a best.h5 whole as HDF5 but not this model's: one line, nothing kept, no traceback
+    other = tmp_path / "other"
+    import tensorflow as tf
+
+    tf.keras.Sequential([tf.keras.layers.Dense(4, input_shape=(5,))]).save_weights(str(other) + ".h5")
+    Path(str(other) + ".h5").replace(checkpoint.weights)
+    assert restore_best(model, checkpoint) is False
 
 
 def checkpoint_with(tmp_path, record: dict | None = None):

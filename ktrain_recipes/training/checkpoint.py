@@ -119,15 +119,9 @@ class Checkpoint:
 
     def callbacks(self, record: dict) -> list:
         """The Keras callbacks that keep the checkpoint: the whole state after every epoch, and the best epoch."""
-        import tensorflow as tf
-
-        # ModelCheckpoint formats its path with str.format: braces in --out (a Drive folder "dir{a}") are escaped
-        path = str(self.weights).replace("{", "{{").replace("}", "}}")
-        best = tf.keras.callbacks.ModelCheckpoint(path, monitor="val_loss", save_best_only=True,
-                                                  save_weights_only=True)
         losses = record["history"].get("val_loss")
-        if losses and not self.best_lost:  # a resumed run keeps the best epoch of its earlier legs
-            best.best = min(losses)
+        # a resumed run keeps the best epoch of its earlier legs
+        best = keep_best(self.weights, min(losses) if losses and not self.best_lost else None)
         if not self.keeps_state:
             return [best]
         return [restore_or_refuse(self.backup, self.folder.name), best]
@@ -204,6 +198,28 @@ def restore_or_refuse(backup: Path, name: str):
                                    f"({found}): it is another run's; train again without --resume") from None
 
     return RestoreOrRefuse(str(backup), delete_checkpoint=False)
+
+
+def keep_best(path: Path, best_loss: float | None = None):
+    """A Keras callback that writes the weights of each epoch whose validation loss is the lowest so far to ``path``:
+    to a temporary file first, renamed over ``path`` once whole, so a stop during the write (1 to 5 s for a
+    base-size model) leaves the previous best epoch readable instead of a cut file. (Keras' ``ModelCheckpoint``
+    writes in place, and formats the path with ``str.format``, which braces in ``--out`` break.)"""
+    import tensorflow as tf
+
+    class KeepBest(tf.keras.callbacks.Callback):
+        best = float("inf") if best_loss is None else best_loss
+
+        def on_epoch_end(self, epoch, logs=None):
+            loss = (logs or {}).get("val_loss")
+            if loss is None or not loss < self.best:  # a NaN loss is never the best
+                return
+            partial = path.with_name(path.stem + ".partial" + path.suffix)  # .h5 last: Keras picks HDF5 by suffix
+            self.model.save_weights(str(partial))
+            os.replace(partial, path)
+            self.best = float(loss)
+
+    return KeepBest()
 
 
 def readable_h5(path: Path) -> bool:

@@ -182,7 +182,12 @@ def restore_best(model, checkpoint: Checkpoint | None) -> bool:
         note(f"\ninterrupted while the best epoch was saved: no predictor kept; --resume goes on from the last "
              f"finished epoch (kept in {checkpoint.folder})")
         return False
-    model.load_weights(str(checkpoint.weights))
+    try:
+        model.load_weights(str(checkpoint.weights))
+    except (OSError, KeyError, ValueError) as exc:  # whole as HDF5, yet not this model's weights
+        note(f"\ninterrupted; the best epoch's weights in {checkpoint.folder} do not load ({str(exc)[:80]}): no "
+             "predictor kept; --resume goes on from the last finished epoch")
+        return False
     note(f"\ninterrupted: restored the best epoch so far; --resume goes on from the last finished epoch "
          f"(kept in {checkpoint.folder})")
     return True
