@@ -394,3 +394,47 @@ def test_pieces_of_a_state_without_its_index_are_dropped_with_the_note_that_says
     checkpoint.resume()
     assert "starting from the first epoch" in capsys.readouterr().err
     assert not checkpoint.backup.exists()
+
+
+def test_a_disk_that_fills_during_training_is_one_line_and_the_checkpoint_stays(tiny_models, small_data, tmp_path,
+                                                                                monkeypatch, capsys):
+    """Battery v6 W61: the disk filled in epoch 2 and the epoch's record write ended in an OSError traceback, with
+    run.json.partial left. Now one line says to free space and --resume; the record of epoch 1 stays whole."""
+    import errno
+
+    from ktrain_recipes.training.checkpoint import Checkpoint
+    from ktrain_recipes_tools import cli
+
+    real = Checkpoint.write
+
+    def fills_at_epoch_2(self, record):
+        if record.get("epochs_completed") == 2:
+            self.info.with_name("run.json.partial").write_text("{")  # what a write cut by the full disk leaves
+            real_open = Path.write_text
+            monkeypatch.setattr(Path, "write_text", lambda *a, **k: (_ for _ in ()).throw(
+                OSError(errno.ENOSPC, "No space left on device", str(self.info))))
+            try:
+                return real(self, record)
+            finally:
+                monkeypatch.setattr(Path, "write_text", real_open)
+        return real(self, record)
+
+    monkeypatch.setattr(Checkpoint, "write", fills_at_epoch_2)
+    args = ["train", "--model", tiny_models["bert"], "--data", str(small_data), "--epochs", "2", "--batch-size", "16",
+            "--lr", "1e-3", "--out", str(tmp_path / "out")]
+    assert cli.main(args) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("error: the disk filled during training") and "--resume" in err, err
+    folder = tmp_path / ".out.resume"
+    assert json.loads((folder / "run.json").read_text())["epochs_completed"] == 1
+    assert not (folder / "run.json.partial").exists() and not (tmp_path / "out").exists()
+
+
+def test_tensorflows_full_disk_is_not_called_out_of_memory():
+    """TensorFlow maps ENOSPC to ResourceExhaustedError, the class of an out-of-memory error."""
+    import tensorflow as tf
+
+    from ktrain_recipes.training.train import disk_full
+
+    assert disk_full(tf.errors.ResourceExhaustedError(None, None, "/x/backup/ckpt-2.data; No space left on device"))
+    assert not disk_full(tf.errors.ResourceExhaustedError(None, None, "OOM when allocating tensor with shape"))

@@ -128,8 +128,12 @@ class Checkpoint:
 
     def write(self, record: dict) -> None:
         tmp = self.info.with_name(self.info.name + ".partial")
-        tmp.write_text(json.dumps({**record, "identity": self.identity}))
-        os.replace(tmp, self.info)
+        try:
+            tmp.write_text(json.dumps({**record, "identity": self.identity}))
+            os.replace(tmp, self.info)
+        except OSError:  # a full disk: the record already there stays whole, and no partial copy is left
+            tmp.unlink(missing_ok=True)
+            raise
 
     def clear(self) -> None:
         import shutil

@@ -4,6 +4,7 @@ NaN loss, checkpoint averaging, and ``fit_with_checkpoint``, which trains throug
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import random
@@ -173,6 +174,14 @@ def steady_examples_per_s(n_train: int, epoch_seconds: list[float]) -> float | N
     return n_train * len(steady) / sum(steady) if steady else None
 
 
+def disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` says the disk (or the user's quota) is full: an ``OSError``'s errno, or the words of
+    TensorFlow's own file errors."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    return any(words in str(exc) for words in ("No space left on device", "Disk quota exceeded"))
+
+
 def restore_best(model, checkpoint: Checkpoint | None) -> bool:
     """After an interruption: load the best epoch's weights into ``model`` and say so; False when there is nothing
     to keep (no epoch finished, or the interruption came while the best epoch was being written)."""
@@ -244,7 +253,14 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
     try:
         with resumed_schedule(resume):
             learner.fit_onecycle(lr, epochs, callbacks=callbacks, class_weight=class_weight)
-    except tf.errors.ResourceExhaustedError:
+    except (OSError, tf.errors.ResourceExhaustedError) as exc:
+        if disk_full(exc):  # TensorFlow reports a full disk as ResourceExhausted too
+            kept = (f"then run the same command with --resume: the checkpoint {checkpoint.folder} keeps every "
+                    "finished epoch") if checkpoint else "then train again"
+            raise RecipesError(f"the disk filled during training ({str(exc).splitlines()[0][:120]}): free some "
+                               f"space, {kept}") from None
+        if isinstance(exc, OSError):
+            raise
         size = learner.batch_size
         raise RecipesError(f"out of memory at batch size {size}: try --batch-size {max(1, size // 2)} "
                            "(or a smaller --maxlen)") from None
