@@ -1,5 +1,6 @@
 """The one exception type users see (a message that says what is wrong and what to do), and notes."""
 
+import errno
 from contextlib import contextmanager
 
 
@@ -31,3 +32,13 @@ def once_each():
         yield
     finally:
         _said = outer
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` says the disk (or the user's quota) is full: an ``OSError``'s errno, or the words of the
+    libraries that report it otherwise (TensorFlow's ResourceExhausted, ``datasets``' own check)."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    return any(words in str(exc) for words in ("No space left on device", "Disk quota exceeded",
+                                               "Not enough disk space"))
+

@@ -406,3 +406,53 @@ def test_labels_stay_as_written_when_blank_lines_come_before_the_header(tmp_path
     path = tmp_path / "codes.csv"
     path.write_text("\n\ntext,label\n" + "\n".join(f"text {i},{'007' if i % 2 else '7'}" for i in range(20)) + "\n")
     assert load_data(str(path), val_fraction=0.25).label_names == ["007", "7"]
+
+
+def test_a_csv_leaves_no_copy_in_the_datasets_cache(tmp_path, monkeypatch):
+    """Battery v6 W78: every version of a file read left its Arrow copy (about its size) in the home folder's
+    datasets cache for ever. The copy goes to a temporary folder removed once the columns are read."""
+    import tempfile
+
+    import datasets
+
+    from ktrain_recipes.data.readers import read_file
+
+    home_cache, temp = tmp_path / "hf-cache", tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", home_cache)
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    csv = tmp_path / "mine.csv"
+    csv.write_text("text,label\ni am glad,joy\ni am sad,sadness\n")
+    texts, labels, _ = read_file(csv, Columns())
+    assert (texts, labels) == (["i am glad", "i am sad"], ["joy", "sadness"])
+    assert not home_cache.exists() and list(temp.iterdir()) == []
+
+
+def test_a_full_disk_under_the_working_copy_is_named_not_blamed_on_the_encoding(tmp_path, monkeypatch):
+    """Battery v6 W63: "cannot be read as csv (is it UTF-8 csv?): Not enough disk space" sent the user to the file."""
+    import datasets
+
+    from ktrain_recipes.data.readers import read_file
+
+    def full(*args, **kwargs):
+        raise OSError("Not enough disk space. Needed: Unknown size (download: Unknown size, generated: Unknown size)")
+
+    monkeypatch.setattr(datasets, "load_dataset", full)
+    csv = tmp_path / "fresh.csv"
+    csv.write_text("text,label\ni am glad,joy\n")
+    with pytest.raises(RecipesError) as caught:
+        read_file(csv, Columns())
+    message = str(caught.value)
+    assert "is full" in message and "TMPDIR" in message and "UTF-8" not in message and "\n" not in message
+
+
+def test_a_large_file_is_said_before_its_minutes_of_reading(tmp_path, monkeypatch, capsys):
+    """Battery v6 W78: a 200 MB CSV took 320 s and 781 MB with no word about either."""
+    from ktrain_recipes.data import readers
+
+    monkeypatch.setattr(readers, "LARGE", 10)
+    csv = tmp_path / "big.csv"
+    csv.write_text("text,label\ni am glad,joy\n")
+    readers.read_file(csv, Columns())
+    err = capsys.readouterr().err
+    assert "big.csv is 0 MB: reading it takes minutes" in err and "TMPDIR" in err and err.count("\n") == 1

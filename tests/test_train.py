@@ -434,7 +434,7 @@ def test_tensorflows_full_disk_is_not_called_out_of_memory():
     """TensorFlow maps ENOSPC to ResourceExhaustedError, the class of an out-of-memory error."""
     import tensorflow as tf
 
-    from ktrain_recipes.training.train import disk_full
+    from ktrain_recipes.errors import disk_full
 
     assert disk_full(tf.errors.ResourceExhaustedError(None, None, "/x/backup/ckpt-2.data; No space left on device"))
     assert not disk_full(tf.errors.ResourceExhaustedError(None, None, "OOM when allocating tensor with shape"))

@@ -3,11 +3,12 @@ hub dataset; each gives its splits as (texts, raw labels, where) with every row 
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ktrain_recipes.data.characters import is_blank
-from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.errors import RecipesError, disk_full, note
 
 SPLIT_FILES = {"train": ["train"], "validation": ["validation", "val", "valid", "dev"], "test": ["test"]}
 FORMATS = {".txt": "text", ".csv": "csv", ".tsv": "csv", ".jsonl": "json", ".json": "json", ".parquet": "parquet"}
@@ -45,20 +46,45 @@ def find_split_files(folder: Path) -> dict[str, Path]:
 
 
 def read_file(path: Path, columns: Columns):
-    """Read one split file with ``datasets``; return texts (or pairs), raw label values and a line locator."""
+    """Read one split file with ``datasets``; return texts (or pairs), raw label values and a line locator.
+
+    ``datasets`` parses the file into an Arrow copy of about its size. That copy goes to a temporary folder removed
+    once the columns are read, not to the home folder's datasets cache, where one copy per version of the file
+    would stay for ever (a 200 MB CSV left 210 MB each time it changed)."""
+    kind = FORMATS[path.suffix.lower()]
+    size = path.stat().st_size
+    if size == 0:
+        raise RecipesError(f"{path}: the file is empty")
+    if size > LARGE:
+        note(f"note: {path} is {size / 1e6:.0f} MB: reading it takes minutes and about four times its size in "
+             "memory (its working copy goes to the temporary folder, $TMPDIR, and is removed afterwards)")
+    with tempfile.TemporaryDirectory(prefix="ktrain-recipes-read-") as cache:
+        return _read_file(path, kind, columns, cache)
+
+
+LARGE = 100_000_000  # bytes: a file this size takes minutes to read, so it is said first
+
+
+def _read_file(path: Path, kind: str, columns: Columns, cache: str):
     import datasets
 
-    kind = FORMATS[path.suffix.lower()]
-    if path.stat().st_size == 0:
-        raise RecipesError(f"{path}: the file is empty")
     if kind != "parquet":
         check_utf8(path)
     header, starts = csv_rows(path) if kind == "csv" else (None, None)
+    quiet = not datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()  # a fresh working copy is generated each time: its bars would say so each time
     try:
-        ds = datasets.load_dataset(kind, data_files=str(path), split="train", **_reader_args(path, header))
+        ds = datasets.load_dataset(kind, data_files=str(path), split="train", cache_dir=cache,
+                                   **_reader_args(path, header))
     except Exception as exc:  # pyarrow/datasets parse errors come in many types
         first = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+        if disk_full(exc):  # not the file's fault: no word about its encoding
+            raise RecipesError(f"{path}: the disk holding the working copy datasets reads it into ({cache}) is full "
+                               f"({first}): free space there, or set TMPDIR to a folder on a disk with room") from None
         raise RecipesError(f"{path}: cannot be read as {kind} (is it UTF-8 {kind}?): {first}") from None
+    finally:
+        if not quiet:
+            datasets.enable_progress_bars()
     if kind == "text":
         return _parse_txt(path, ds["text"])
     if len(ds) == 0:

@@ -4,7 +4,6 @@ NaN loss, checkpoint averaging, and ``fit_with_checkpoint``, which trains throug
 
 from __future__ import annotations
 
-import errno
 import math
 import os
 import random
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ktrain_recipes.errors import RecipesError, note
+from ktrain_recipes.errors import RecipesError, disk_full, note
 from ktrain_recipes.training.checkpoint import Checkpoint, readable_h5, resume_callback, resumed_schedule
 
 # MiniLM on emotion (docs/results.md): 100 updates of 32 texts reached 0.69 validation accuracy, 500 reached 0.91
@@ -172,14 +171,6 @@ def steady_examples_per_s(n_train: int, epoch_seconds: list[float]) -> float | N
     validation passes excluded."""
     steady = epoch_seconds[1:] or epoch_seconds
     return n_train * len(steady) / sum(steady) if steady else None
-
-
-def disk_full(exc: BaseException) -> bool:
-    """Whether ``exc`` says the disk (or the user's quota) is full: an ``OSError``'s errno, or the words of
-    TensorFlow's own file errors."""
-    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return True
-    return any(words in str(exc) for words in ("No space left on device", "Disk quota exceeded"))
 
 
 def restore_best(model, checkpoint: Checkpoint | None) -> bool:
