@@ -15,16 +15,27 @@ ROW_KEYS = ["name", "train_examples_per_s", "val_accuracy", "val_macro_f1", "lat
 
 
 @pytest.mark.slow
-def test_bench_tiny_mode_writes_json_table_and_chart(tiny_models, small_data, tmp_path):
+def test_bench_tiny_mode_writes_json_table_and_chart(tiny_models, tiny_predictor, small_data, tmp_path):
+    """One bench run: the four rows, and a student's rows and its side-by-side timing against the predictor (any
+    smaller predictor is a student to the bench; `distill` makes real ones)."""
+    teacher, student = tmp_path / "teacher", tmp_path / "student"
+    for copy in (teacher, student):  # the shared predictor is not written into (bench exports int8 beside it)
+        shutil.copytree(tiny_predictor, copy)
     config = RecipeConfig(tiny_models["bert"], data=str(small_data), limit=48, eval_limit=30, epochs=1, smoke=True)
-    result = run_bench(config, out=tmp_path / "bench", assets=tmp_path / "assets")
+    result = run_bench(config, predictor=str(teacher), out=tmp_path / "bench", assets=tmp_path / "assets",
+                       students=[str(student)])
     saved = json.loads((tmp_path / "bench" / "bench.json").read_text())
     assert saved["ratios"] == pytest.approx(result["ratios"])
     assert [r["name"] for r in saved["rows"]] == ["a_tutorial_recipe", "b_default_recipe", "c_ktrain_predictor",
-                                                  "d_onnx_int8"]
+                                                  "d_onnx_int8", "student student", "student student int8"]
+    for kind in ("fp32", "int8"):  # teacher and student timed in alternation at each precision
+        side = result["side_by_side"][kind]
+        assert set(side) == {f"teacher {kind}", f"student {kind}"}
+        assert side[f"teacher {kind}"]["throughput_vs_teacher"] == 1.0 and side[f"student {kind}"]["n_single"] > 0
+    assert "int8, timed in alternation" in (tmp_path / "bench" / "bench.md").read_text()
     for row in saved["rows"]:
         assert list(row) == ROW_KEYS and row["peak_rss_mb"] > 100
-    a, b, c, d = saved["rows"]
+    a, b, c, d = saved["rows"][:4]
     assert d["size_mb"] < c["size_mb"] and 0 < saved["ratios"]["size_ratio"] < 1  # int8 is the smaller file
     assert set(saved["ratios"]) == {"train_speedup", "latency_speedup", "throughput_speedup", "size_ratio",
                                     "accuracy_delta"}

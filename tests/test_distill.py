@@ -79,18 +79,7 @@ def test_a_tiny_teacher_distils_into_a_saved_student(tiny_models, small_data, tm
     assert cli.main(["predict", "--predictor", str(out), "--int8", "i am happy"]) == 0
     assert cli.main(["distill", "--teacher", str(teacher), "--layers", "1", "--alpha", "2",
                      "--out", str(tmp_path / "x")]) == 1
-    # bench: the student's rows, and teacher and student timed side by side at each precision
-    from ktrain_recipes_tools.studies.bench import run_bench
-
-    config = kr.RecipeConfig(tiny_models["bert"], data=str(small_data), limit=48, eval_limit=30, epochs=1)
-    result = run_bench(config, predictor=str(teacher), out=tmp_path / "bench", assets=tmp_path / "assets",
-                       students=[str(out)])
-    assert [r["name"] for r in result["rows"][4:]] == ["student student", "student student int8"]
-    for kind in ("fp32", "int8"):
-        side = result["side_by_side"][kind]
-        assert set(side) == {f"teacher {kind}", f"student {kind}"}
-        assert side[f"teacher {kind}"]["throughput_vs_teacher"] == 1.0 and side[f"student {kind}"]["n_single"] > 0
-    assert "int8, timed in alternation" in (tmp_path / "bench" / "bench.md").read_text()
+    # the bench's rows for a student, and its side-by-side timing: tests/test_bench.py
 
 
 def test_a_student_of_another_tokenizer_reads_with_its_own_and_is_taught_row_for_row(tiny_predictor, tiny_models,
