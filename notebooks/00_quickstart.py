@@ -122,6 +122,12 @@ pd.Series({k: metrics[k] for k in ["accuracy", "macro_f1", "train_seconds", "max
 metrics["cpu"], metrics["cpu_features"]
 
 # %% [markdown]
+# Read the times here as an upper bound: this run shared its two cores with other work, so its 301.59 ms per text,
+# 26.78 texts/s and 3942.65 s of training are several times what the same model takes on a machine left to it
+# (notebook 01's STEP 7 times the same MiniLM on the same kind of CPU at a fraction of this latency). Speeds compare
+# only when measured alone on the same hardware, as notebook 03 does; accuracy does not depend on the machine's load.
+
+# %% [markdown]
 # ## The test split, once
 # The validation split chose nothing here, but in the later notebooks it chooses the rate, the epochs and the
 # model, so its figure flatters the winner a little. Emotion also has a **test** split of 2,000 texts that nothing

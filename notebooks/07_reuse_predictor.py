@@ -84,6 +84,11 @@ predictor.get_classes()
 predictor.predict(["i finally got the job and i feel amazing", "i miss her so much"])
 
 # %% [markdown]
+# The second answer is worth a look: most readers would call "i miss her so much" sadness, and the model says anger.
+# A label alone hides how close a call was; the service below answers with every label's probability, for this text
+# too.
+
+# %% [markdown]
 # ## A file
 # One text per line (or a CSV with a `text` column). `kr.classify` adds input checks, length-sorted batches and a note
 # on texts longer than maxlen to ktrain's `predict`.
@@ -176,6 +181,10 @@ predictions = answer["predictions"]
 pd.DataFrame([p["probabilities"] for p in predictions], index=[p["label"] for p in predictions]).round(3)
 
 # %% [markdown]
+# "i miss her so much" was a close call: anger 0.482 against sadness 0.329. Where a wrong label costs something, read
+# the probabilities, not only the label: a client can treat a top probability under, say, one half as "unsure".
+
+# %% [markdown]
 # Bad input gets a 4xx with a one-line JSON error, never a 5xx:
 
 # %%
@@ -219,8 +228,10 @@ server.terminate()
 server.wait()
 
 # %% [markdown]
-# 143 is how a process stopped by SIGTERM reports itself (128 + 15): the service first finished the requests it was
-# answering, then stopped.
+# 143 is the service's own exit status: it caught the SIGTERM `terminate` sent, finished the requests it was
+# answering, and exited with 128 + 15, the status a shell reports for a run SIGTERM ended, so a scheduler reads it as
+# stopped, not finished. (A process SIGTERM kills outright, with no handler, gives `wait()` -15 instead: Python's way
+# of saying "ended by signal 15".)
 
 # %% [markdown]
 # ## Recap
