@@ -228,6 +228,15 @@ print(f"maxlen 64: {cost.loc['minilm', 'train_examples_per_s']} examples/s, "
       f"maxlen 128: {longer.loc['minilm', 'train_examples_per_s']}: {ratio:.2f}x the time per example")
 
 # %% [markdown]
+# <details><summary>What to read in the answer</summary>
+#
+# About double, a few percent more, not four times. Per token, each layer's matrix products cost about 12 x hidden²
+# operations whatever the length, while attention's scores cost about 2 x length x hidden: at 64 tokens and MiniLM's
+# hidden size of 384 that is a few percent of the work, so the square term hardly shows until texts are several
+# hundred tokens long. A measured ratio far from 2 says the machine was busy during one of the two runs.
+# </details>
+
+# %% [markdown]
 # **Exercise 2.** Build DistilBERT with 3 layers instead of 6 (`layers=3`) and set its parameters, single-text time
 # and training speed beside the row above. What halves, and what does not?
 
@@ -240,6 +249,15 @@ half = krt.cost_table(dataclasses.replace(settings, architectures=("distilbert",
 columns = ["parameters_m", "single_text_ms_p50", "train_examples_per_s"]
 pd.DataFrame({"as measured above": cost.loc["distilbert", columns],
               f"{half_depth} layers": half.loc["distilbert", columns]})
+
+# %% [markdown]
+# <details><summary>What to read in the answer</summary>
+#
+# The time per text and per training example roughly halve: almost all of the work is in the encoder's layers, and
+# half of them are gone. The parameters do not halve: the embeddings (30,522 word vectors of 768 numbers, with the
+# position vectors about 24 million of DistilBERT's 66 million parameters) stay whole, so 3 layers keep about two
+# thirds of the parameters, and of the file's size. Depth buys speed; the vocabulary sets a floor on size.
+# </details>
 
 # %% [markdown]
 # ## Check yourself

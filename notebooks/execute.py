@@ -52,14 +52,11 @@ if source.is_file() and sync.cells(nb) != sync.cells(sync.read_source(source)[0]
              "make notebooks-from-ipynb, or rebuild the notebook with make notebooks, then run this again")
 start = time.time()
 ran = nb
-# the exercises' solutions are the learner's to run (the smoke runs execute them): the recorded run stops before the
-# first, and every code cell after it must be a solution too, so the outputs above are the whole run of those cells
+# the exercises' solutions run last, on the lesson's state, so a learner can check an answer against the committed
+# run (the site folds each solution, its output included, until it is opened); no lesson cell may follow one
 first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code" and sync.is_solution(c.source)), None)
-if first is not None:
-    if any(c.cell_type == "code" and not sync.is_solution(c.source) for c in nb.cells[first:]):
-        sys.exit(f"error: {path.name} has a code cell after its first solution: exercises come after the lesson")
-    if until is None:
-        until = nb.cells[first].source
+if first is not None and any(c.cell_type == "code" and not sync.is_solution(c.source) for c in nb.cells[first:]):
+    sys.exit(f"error: {path.name} has a code cell after its first solution: exercises come after the lesson")
 if until is not None:
     stop = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code" and until in c.source), None)
     if stop is None:
