@@ -656,3 +656,19 @@ def test_every_notebook_ends_with_recall_questions_whose_answers_are_hidden(name
     assert all(len(a.split()) >= 8 for a in answers), f"{name}: an answer too short to check oneself by"
     after = [c.source for c in cells[cells.index(next(c for c in cells if c.source == text)):]]
     assert any("**Next:**" in s for s in after), f"{name}: the questions come before 'Next'"
+
+
+def test_exercises_have_answers_a_learner_can_open_in_at_least_8_notebooks():
+    """An exercise's answer follows its solution, folded (<details>): what the solution finds on the committed run,
+    or how to read what it prints. Figures in it are checked like all prose (test_figures_in_a_notebooks_prose_...)."""
+    answered = []
+    for name in sorted(EXPECTED):
+        cells = sync.read_notebook(NOTEBOOKS / name).cells
+        answers = [nxt.source for cell, nxt in zip(cells, cells[1:])
+                   if cell.cell_type == "code" and sync.is_solution(cell.source) and nxt.cell_type == "markdown"
+                   and nxt.source.startswith("<details><summary>")]
+        for answer in answers:
+            assert answer.rstrip().endswith("</details>"), f"{name}: an answer is not folded whole"
+        if answers:
+            answered.append(name[:2])
+    assert len(answered) >= 8, f"answers in {answered} only"
