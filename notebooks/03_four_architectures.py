@@ -70,7 +70,8 @@ settings = krt.CostSettings(
     maxlen=64,        # tokens per training text (emotion's 99.9th percentile is 66 with [CLS] and [SEP])
     batch_size=32,    # texts per weight update
     text_tokens=22,   # one tweet at inference: emotion's mean length in tokens
-    steps=3,          # timed training steps per model
+    steps=5,          # timed training steps per model, after one that builds the graph
+    rounds=2,         # passes over the models in turn: each figure is their median, with the training rate's spread
 )
 
 # %% [markdown]

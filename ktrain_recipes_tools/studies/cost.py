@@ -31,6 +31,8 @@ class CostSettings:
     text_tokens: int = 22       # one tweet's length at inference (the mean of emotion's texts)
     steps: int = 3              # timed training steps, after one untimed step that builds the graph
     calls: int = 20             # timed single-text calls, after warm-up
+    rounds: int = 2             # passes over the architectures, in turn: each figure is their median, and the
+                                # training rate's spread between them says how steady the machine was
     layers: int | None = None
     precision: str = "float32"  # or "bfloat16" / "float16": mixed precision, the head in float32 (training.precision)
     smoke: bool = False
@@ -40,7 +42,7 @@ class CostSettings:
         if unknown:
             raise RecipesError(f"no published configuration for {', '.join(unknown)}: choose from "
                                f"{', '.join(CONFIGS)}")
-        for name in ("maxlen", "batch_size", "text_tokens", "steps", "calls"):
+        for name in ("maxlen", "batch_size", "text_tokens", "steps", "calls", "rounds"):
             check_whole(getattr(self, name), f"CostSettings.{name}")
         if self.precision not in ("float32", "bfloat16", "float16"):
             raise RecipesError(f"CostSettings.precision must be float32, bfloat16 or float16, not {self.precision!r}")
@@ -114,9 +116,12 @@ def measure_cost(name: str, settings: CostSettings) -> dict:
         times.append(time.perf_counter() - t0)
     many = {k: tf.constant(v) for k, v in batch.items()}
     call(many)
-    t0 = time.perf_counter()
-    call(many)["logits"].numpy()
-    batch_s = time.perf_counter() - t0
+    batch_times = []
+    for _ in range(3):  # one timed call let a single busy moment double a row's rate
+        t0 = time.perf_counter()
+        call(many)["logits"].numpy()
+        batch_times.append(time.perf_counter() - t0)
+    batch_s = float(np.median(batch_times))
     per_token = total - embeddings
     return {
         "layers": int(getattr(model.config, "n_layers", getattr(model.config, "num_hidden_layers", 0))),
@@ -144,19 +149,30 @@ def matmul_gflops(precision: str = "float32", size: int = 2048, repeats: int = 1
 
 
 def cost_table(settings: CostSettings | None = None):
-    """``measure_cost`` for each of ``settings.architectures``, one after another in this process: a DataFrame."""
+    """``measure_cost`` for each of ``settings.architectures`` in this process, ``settings.rounds`` times in turn (all
+    of them, then all again, so that a busy minute of the machine falls on one pass, not on one model's every
+    figure): a DataFrame of the medians, with ``train_spread_pct``, the training rate's range across the rounds as
+    a percentage of its median."""
     import gc
 
     import pandas as pd
     import tf_keras
 
     settings = settings or CostSettings()
+    passes: dict[str, list[dict]] = {name: [] for name in settings.architectures}
+    for _ in range(settings.rounds):
+        for name in settings.architectures:
+            passes[name].append(measure_cost(name, settings))
+            tf_keras.backend.clear_session()
+            gc.collect()
     rows = {}
-    for name in settings.architectures:
-        rows[name] = measure_cost(name, settings)
-        tf_keras.backend.clear_session()
-        gc.collect()
+    for name, measured in passes.items():
+        frame = pd.DataFrame(measured)
+        rows[name] = frame.median().to_dict()
+        rate = frame["train_examples_per_s"]
+        rows[name]["train_spread_pct"] = 100 * (rate.max() - rate.min()) / rate.median()
+        rows[name]["layers"] = int(measured[0]["layers"])
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.name = "smoke run: tiny depth, not results" if settings.smoke else "architecture"
     return table.round({"parameters_m": 1, "per_token_m": 1, "train_examples_per_s": 1, "train_gflop_per_s": 1,
-                        "single_text_ms_p50": 1, "batch_texts_per_s": 0})
+                        "single_text_ms_p50": 1, "batch_texts_per_s": 0, "train_spread_pct": 0})
