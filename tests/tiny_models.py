@@ -191,7 +191,8 @@ def tiny_keras_hub_bert() -> str:
 
 
 # tiny models have 2 layers; smoke marks the runs, so tables and charts say their figures are not results
-SMOKE_SETTINGS = {"smoke": True, "limit": 200, "eval_limit": 100, "epochs": 1, "lr": 1e-3, "layers": 1, "rounds": 1}
+SMOKE_SETTINGS = {"smoke": True, "limit": 200, "eval_limit": 100, "epochs": 1, "lr": 1e-3, "layers": 1, "rounds": 1,
+                  "steps": 1, "calls": 5}  # the cost table (notebook 03): one pass, a step and a few calls per model
 
 
 def write_smoke_overrides(path: str | os.PathLike) -> dict:
