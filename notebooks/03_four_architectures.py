@@ -17,8 +17,8 @@
 # - to measure what a model costs to train and to run, at its real size, on your own hardware;
 # - what the four score on emotion when fine-tuned, as published.
 #
-# **What it needs.** A CPU and about 5 minutes. The hub is used only where it says so (RoBERTa's and ALBERT's
-# tokenizers); without it those cells say what they would show.
+# **What it needs.** A CPU and about 20 minutes (six models measured twice, then the exercises). The hub is used
+# only where it says so (RoBERTa's and ALBERT's tokenizers); without it those cells say what they would show.
 #
 # Every notebook's time and results in one page:
 # [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
@@ -163,26 +163,31 @@ krt.albert_arithmetic()
 # ## 3. What each costs, measured
 # For each model: a training step on a batch of 32 texts of 64 tokens (Adam, the classification head of 6
 # emotions), timed over a few steps after one that builds the graph; then one tweet at a time at inference (the
-# median over 20 calls), and one batch. The weights are random: the arithmetic, and so the time, is the same as
-# with pretrained weights. GFLOP/s counts 6 x parameters per token (outside the embeddings, which are look-ups) x
-# tokens per second. Other work on the CPU slows every row alike; compare rows, not machines.
+# median over 20 calls), and one batch (the median of 3 calls). Every model is measured in two passes, taken in
+# turn, and each figure is the median of the two: a busy minute of the machine falls on one pass, not on one model.
+# `train_spread_pct` says how far apart the two passes' training rates were. The weights are random: the
+# arithmetic, and so the time, is the same as with pretrained weights. GFLOP/s counts 6 x parameters per token
+# (outside the embeddings, which are look-ups) x tokens per second. Compare rows, not machines.
 
 # %%
 cost = krt.cost_table(settings)
 cost
 
 # %% [markdown]
-# Read only the large ratios: the other work on the CPU moved these rows unevenly. BERT-base and RoBERTa-base have
-# the same encoder (RoBERTa's larger embedding table is a look-up), yet they trained at 1.1 and 1.6 examples/s here:
-# that gap is the other work, not the models. DistilBERT trains at about twice their rate (3.1) and answers one text
-# in about half their time, as its 6 layers predict. ALBERT, with a tenth of BERT's parameters, answers one text no
-# faster than DistilBERT: it runs its one layer twelve times at the same width (its GFLOP/s column counts the shared
-# layer once, so it understates ALBERT's arithmetic twelvefold). It trains faster than BERT here (1.7), although it
-# computes as much per token; its optimizer updates a tenth of the weights (Adam reads and writes three numbers per
-# weight at every step), which is the likely difference, not measured apart. MiniLM (6 layers, width 384) is several
-# times faster than any of the four (8.2). The examples/s column turns into hours: 16,000 texts x 2 epochs divided by
-# it is a full run's training time on this CPU (bucketed batches are shorter than 64 tokens, so a real run goes faster
-# than this bound).
+# Read the spread column first: the two passes of BERT-base were 29% apart, ALBERT's 1%, so only ratios well
+# beyond about a third say something about the models. BERT-base and RoBERTa-base have the same encoder (RoBERTa's
+# larger embedding table is a look-up) and train alike (2.6 and 2.9 examples/s); MPNet-base, the same shape, trains
+# at 2.1, within that spread of them. DistilBERT's 6 layers answer one text in about half BERT's time (36.9 ms
+# against 68.7) and train faster (4.0), though not twice as fast. ALBERT, with a tenth of BERT's parameters, is no
+# faster at inference (78.7 ms per text; 11 texts/s in a batch against BERT's 12): it runs its one shared layer
+# twelve times at the same width (its GFLOP/s column counts that layer once, so it understates ALBERT's arithmetic
+# twelvefold). It trains a little faster than BERT (3.2, the steadiest row) although it computes as much per token:
+# Adam reads and writes three numbers for every weight at each step, and ALBERT has a tenth of the weights, the
+# likely difference, not measured apart. (A batch timed with one call, as an earlier version of this table did, once
+# showed ALBERT at twice BERT's batch rate: one busy moment. Three calls and two passes keep that out.) MiniLM (6
+# layers, width 384) is several times faster than any of them (14.6). The examples/s column turns into hours:
+# 16,000 texts x 2 epochs divided by it is a full run's training time on this CPU (bucketed batches are shorter than
+# 64 tokens, so a real run goes faster than this bound).
 
 # %%
 (2 * 16_000 / cost["train_examples_per_s"] / 60).round(0).rename("minutes for 2 epochs of emotion at maxlen 64")
@@ -231,10 +236,10 @@ print(f"maxlen 64: {cost.loc['minilm', 'train_examples_per_s']} examples/s, "
 # %% [markdown]
 # <details><summary>What to read in the answer</summary>
 #
-# About double, a few percent more, not four times. Per token, each layer's matrix products cost about 12 x hidden²
-# operations whatever the length, while attention's scores cost about 2 x length x hidden: at 64 tokens and MiniLM's
-# hidden size of 384 that is a few percent of the work, so the square term hardly shows until texts are several
-# hundred tokens long. A measured ratio far from 2 says the machine was busy during one of the two runs.
+# About double, not four times: 1.97x on the committed run. Per token, each layer's matrix products cost about
+# 12 x hidden² operations whatever the length, while attention's scores cost about 2 x length x hidden: at 64 tokens
+# and MiniLM's hidden size of 384 that is a few percent of the work, so the square term hardly shows until texts are
+# several hundred tokens long. A measured ratio far from 2 says the machine was busy during one of the two runs.
 # </details>
 
 # %% [markdown]
@@ -254,8 +259,9 @@ pd.DataFrame({"as measured above": cost.loc["distilbert", columns],
 # %% [markdown]
 # <details><summary>What to read in the answer</summary>
 #
-# The time per text and per training example roughly halve: almost all of the work is in the encoder's layers, and
-# half of them are gone. The parameters do not halve: the embeddings (30,522 word vectors of 768 numbers, with the
+# The time per text halves (36.9 ms to 19.0 on the committed run) and training nearly doubles its rate (4.0 to 7.5
+# examples/s): almost all of the work is in the encoder's layers, and half of them are gone. The parameters do not
+# halve (67.0 million to 45.7): the embeddings (30,522 word vectors of 768 numbers, with the
 # position vectors about 24 million of DistilBERT's 66 million parameters) stay whole, so 3 layers keep about two
 # thirds of the parameters, and of the file's size. Depth buys speed; the vocabulary sets a floor on size.
 # </details>
