@@ -111,13 +111,15 @@ def solutions_fold_until_opened(page, name: str) -> int:
     tagged = page.evaluate("document.querySelectorAll('.celltag_solution:not(.celltag_solution *)').length")
     folded = page.locator("details.solution")
     assert folded.count() == tagged, f"{name}: {tagged} solution cells, {folded.count()} of them folded"
+    cells = page.locator(".celltag_solution:not(.celltag_solution *)")
     for i in range(tagged):
         code = folded.nth(i).locator(".jp-InputArea").first
-        printed = folded.nth(i).locator(".jp-OutputArea")  # what it found on the committed run, if it ran
+        printed = cells.nth(i).locator(".jp-OutputArea")  # what it found on the committed run, if it ran
         assert not code.is_visible(), f"{name}: solution {i + 1} shows before it is opened"
         assert printed.count() == 0 or not printed.first.is_visible(), f"{name}: solution {i + 1}'s answer shows"
         folded.nth(i).locator("summary").click()
         assert code.is_visible(), f"{name}: solution {i + 1} does not open"
+        assert printed.count() == 0 or printed.first.is_visible(), f"{name}: solution {i + 1}'s answer does not open"
     return tagged
 
 
