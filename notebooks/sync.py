@@ -148,7 +148,7 @@ SOLUTION = "#@title Solution"  # an exercise's solution cell starts so (Colab sh
 
 
 def is_solution(source: str) -> bool:
-    """Whether a code cell is an exercise's solution: the smoke runs execute it, a recorded run does not."""
+    """Whether a code cell is an exercise's solution: run last, by the smoke runs and by a recorded run alike."""
     return source.lstrip().startswith(SOLUTION)
 
 
@@ -156,7 +156,7 @@ def sources_digest(cell_list: list[tuple[str, str]]) -> str:
     """The sha256 of what the code cells run: what committed outputs must have been made from. Prose cells and
     comments make no outputs, so mending one keeps a real run's outputs; nor does the install cell, which does
     nothing where ktrain_recipes is installed, as it is where execute.py runs; nor do the exercises' solutions,
-    which come after every other code cell and which execute.py leaves to the learner (the smoke runs run them)."""
+    which come after every other code cell: each keeps its outputs only while its own source is unchanged."""
     code = [["code", what_runs(c[1])] for c in cell_list
             if c[0] == "code" and c[1] != INSTALL and not is_solution(c[1])]
     return hashlib.sha256(json.dumps(code).encode()).hexdigest()
