@@ -173,6 +173,16 @@ def steady_examples_per_s(n_train: int, epoch_seconds: list[float]) -> float | N
     return n_train * len(steady) / sum(steady) if steady else None
 
 
+def resources_message(exc: BaseException, batch_size: int, checkpoint: Checkpoint | None) -> str:
+    """The one line for a run that ran out of disk or of memory (TensorFlow reports both as ResourceExhausted)."""
+    if disk_full(exc):
+        kept = (f"then run the same command with --resume: the checkpoint {checkpoint.folder} keeps every "
+                "finished epoch") if checkpoint else "then train again"
+        return f"the disk filled during training ({str(exc).splitlines()[0][:120]}): free some space, {kept}"
+    return (f"out of memory at batch size {batch_size}: try --batch-size {max(1, batch_size // 2)} (or a smaller "
+            "--maxlen)")
+
+
 def restore_best(model, checkpoint: Checkpoint | None) -> bool:
     """After an interruption: load the best epoch's weights into ``model`` and say so; False when there is nothing
     to keep (no epoch finished, or the interruption came while the best epoch was being written)."""
@@ -245,16 +255,9 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
         with resumed_schedule(resume):
             learner.fit_onecycle(lr, epochs, callbacks=callbacks, class_weight=class_weight)
     except (OSError, tf.errors.ResourceExhaustedError) as exc:
-        if disk_full(exc):  # TensorFlow reports a full disk as ResourceExhausted too
-            kept = (f"then run the same command with --resume: the checkpoint {checkpoint.folder} keeps every "
-                    "finished epoch") if checkpoint else "then train again"
-            raise RecipesError(f"the disk filled during training ({str(exc).splitlines()[0][:120]}): free some "
-                               f"space, {kept}") from None
-        if isinstance(exc, OSError):
+        if not disk_full(exc) and isinstance(exc, OSError):
             raise
-        size = learner.batch_size
-        raise RecipesError(f"out of memory at batch size {size}: try --batch-size {max(1, size // 2)} "
-                           "(or a smaller --maxlen)") from None
+        raise RecipesError(resources_message(exc, learner.batch_size, checkpoint)) from None
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM through the command line (which then exits 130 or 143)
         if not restore_best(learner.model, checkpoint):
             raise
