@@ -372,3 +372,22 @@ def test_loads_during_a_swap_storm_that_brings_saves_back_are_whole_and_never_fa
         stop.set()
         thread.join()
     assert swaps[0] > 1000  # a storm: many swaps per load
+
+
+def test_a_folder_missing_when_pinned_and_back_when_read_is_loaded_again(copy, monkeypatch):
+    """The storm's rare case made certain: a save swaps the folder out just before it is pinned (twice) and back
+    before it is read, then out again while the loader looks at it once more. The load is retried, never refused: the first look
+    already showed a save at work (it once asked the later looks, which a racing saver can miss)."""
+    from ktrain_recipes.predictor import loading
+    from ktrain_recipes.predictor.saved import FolderPin
+
+    pin_of, pins = FolderPin.of, []
+
+    def missing_at_first(folder):
+        pins.append(folder)
+        return None if len(pins) <= 2 else pin_of(folder)  # the loader's look and read_predictor's
+
+    monkeypatch.setattr(FolderPin, "of", staticmethod(missing_at_first))
+    monkeypatch.setattr(loading, "_changing", lambda *args: False)  # the later looks all land while it is out
+    saved = loading.load_consistent(copy, lambda saved: saved)
+    assert saved.label_names == EMOTION_LABELS and len(pins) == 3

@@ -22,7 +22,8 @@ from typing import Callable, TypeVar
 
 from ktrain_recipes.batch_policy import KTRAIN_BATCH
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.predictor.saved import FolderPin, SavedPredictor, manifest_stamp, read_predictor
+from ktrain_recipes.predictor.saved import (FolderPin, SavedPredictor, SwappedWhileOpened, manifest_stamp,
+                                            read_predictor)
 from ktrain_recipes.predictor.swaps import recover, swap_in_progress
 from ktrain_recipes.segments import recorded_segment_ids
 
@@ -54,7 +55,7 @@ def load_consistent(folder: str | os.PathLike, load: Callable[[SavedPredictor], 
                 return result
             error: Exception = RecipesError(f"'{folder}' was replaced by another save while it was loading")
         except Exception as exc:  # noqa: BLE001  (a half-swapped folder can make any loader fail)
-            if not _changing(folder, pin, saved.stamp if saved else before):
+            if not isinstance(exc, SwappedWhileOpened) and not _changing(folder, pin, saved.stamp if saved else before):
                 if isinstance(exc, RecipesError):
                     raise
                 raise RecipesError(f"cannot load '{folder}' ({type(exc).__name__}: "
@@ -70,9 +71,11 @@ def load_consistent(folder: str | os.PathLike, load: Callable[[SavedPredictor], 
 def _changing(folder: Path, pin: FolderPin | None, before: tuple | None) -> bool:
     """True when a save is replacing ``folder`` now, or replaced it since it was pinned (``pin``: another folder
     is there now) or since ``before`` (its manifest's stamp)."""
-    # with no pin, no folder was there to pin: one there now came with a save
+    # with no pin, no folder was there to pin: one there now came with a save. Asked before and after the
+    # sibling check: between two saves the folder is missing only while the old one is aside, so a racing
+    # saver cannot hide from all three looks unless it completes a whole swap between each of them
     moved = not pin.is_at(folder) if pin else folder.is_dir()
-    if moved or swap_in_progress(folder):
+    if moved or swap_in_progress(folder) or (pin is None and folder.is_dir()):
         return True
     now = manifest_stamp(folder)
     return now is not None and now != before

@@ -75,6 +75,10 @@ class FolderPin:
         return (info.st_dev, info.st_ino) == self.identity
 
 
+class SwappedWhileOpened(RecipesError):
+    """The folder was missing when pinned and there when looked at again: a save swapped it in meanwhile."""
+
+
 @dataclass(frozen=True)
 class SavedPredictor:
     """One save of a predictor folder, read and checked once (``read_predictor``)."""
@@ -155,7 +159,7 @@ def read_predictor(folder: str | os.PathLike, strict: bool = False, pin: FolderP
             raise RecipesError(f"'{folder}' is a Keras 3 model, not a predictor: load it with keras.saving.load_model "
                                "(docs/keras3.md); predict, export and serve take the folders train saves")
         if folder.is_dir():  # gone when pinned, back now: a save swapped it in meanwhile
-            raise RecipesError(f"'{folder}' was being replaced by a save while it was opened: load it again")
+            raise SwappedWhileOpened(f"'{folder}' was being replaced by a save while it was opened: load it again")
         if folder.exists():
             raise RecipesError(f"'{folder}' is not a folder: pass the predictor folder (the --out of a train run)")
         raise RecipesError(f"predictor folder '{folder}' does not exist: pass the --out folder of a train run")
