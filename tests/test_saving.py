@@ -376,8 +376,8 @@ def test_loads_during_a_swap_storm_that_brings_saves_back_are_whole_and_never_fa
 
 def test_a_folder_missing_when_pinned_and_back_when_read_is_loaded_again(copy, monkeypatch):
     """The storm's rare case made certain: a save swaps the folder out just before it is pinned (twice) and back
-    before it is read, then out again while the loader looks at it once more. The load is retried, never refused: the first look
-    already showed a save at work (it once asked the later looks, which a racing saver can miss)."""
+    before it is read, then out again while the loader looks at it once more. The load is retried, never refused:
+    the first look already showed a save at work (it once asked the later looks, which a racing saver can miss)."""
     from ktrain_recipes.predictor import loading
     from ktrain_recipes.predictor.saved import FolderPin
 
