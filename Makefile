@@ -118,7 +118,10 @@ colab-check: $(VENV)/.installed-dev smoke-setup $(COLAB)/.installed
 	$(COLAB)/bin/python scripts/colab_check.py
 	$(SMOKE_ENV) tests/smoke_notebooks.sh $(COLAB)/bin/python notebooks/00_quickstart.ipynb \
 		notebooks/01_minilm_step_by_step.ipynb
-	$(COLAB)/bin/python -m pytest -q -p no:cacheprovider tests/test_saving.py tests/test_onnx_inference.py
+	# the two races (a swap storm, a save landing during an export: 150 s) are the same Python code on any version,
+	# and run in `make test`
+	$(COLAB)/bin/python -m pytest -q -p no:cacheprovider tests/test_saving.py tests/test_onnx_inference.py \
+		-k "not swap_storm and not new_save_lands_while_it_converts"
 
 # The Keras 3 road without TensorFlow: Keras 3, KerasHub and JAX (CPU) in their own environment, with no TensorFlow,
 # tf_keras or ktrain (.ci/keras3-jax.txt), this project on top without its dependencies. The Keras 3 tests and the
