@@ -642,6 +642,15 @@ def test_a_notebook_with_more_kr_helpers_than_ktrain_calls_says_what_each_adds(p
     assert not unsaid, f"{path.name}: {len(helpers)} kr helpers against {len(calls)} ktrain calls; say what these add"
 
 
+def test_the_step_by_step_minilm_notebook_calls_no_more_kr_helpers_than_ktrain_calls():
+    """Notebook 01 teaches ktrain: the figures come from pandas, scikit-learn and ktrain's `learner.plot`, so the
+    helper's names it calls are no more than ktrain's."""
+    code = "\n".join(c.source for c in nbformat.read(NOTEBOOKS / "01_minilm_step_by_step.ipynb", as_version=4).cells
+                     if c.cell_type == "code")
+    helpers, calls = set(re.findall(r"\b(krt?\.[A-Za-z]\w*)", code)), set(KTRAIN_CALL.findall(code))
+    assert len(helpers) <= len(calls), (sorted(helpers), sorted(calls))
+
+
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_every_notebook_ends_with_recall_questions_whose_answers_are_hidden(name):
     """The HF course's end-of-chapter quiz: 3 to 5 questions, each with its answer in a closed <details> block, after
