@@ -17,24 +17,29 @@ import time
 from pathlib import Path
 
 
-def embed(model_path: str, texts: list[str], batch_size: int = 128, maxlen: int = 128):
-    """Mean-pooled, L2-normalised last hidden states (sentence-transformers' pooling for all-MiniLM-L6-v2)."""
+def embed(model_path: str, splits: dict[str, list[str]], batch_size: int = 128, maxlen: int = 128) -> dict:
+    """Each split's texts as mean-pooled, L2-normalised last hidden states (sentence-transformers' pooling for
+    all-MiniLM-L6-v2); the model is loaded once for all of them."""
     import numpy as np
     from transformers import AutoTokenizer, TFAutoModel
 
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     encoder = TFAutoModel.from_pretrained(model_path)
-    order = np.argsort([len(t) for t in texts])  # similar lengths batched together: less padding
-    out = np.zeros((len(texts), encoder.config.hidden_size), dtype=np.float32)
-    for start in range(0, len(texts), batch_size):
-        index = order[start:start + batch_size]
-        batch = tokenizer([texts[i] for i in index], padding=True, truncation=True, max_length=maxlen,
-                          return_tensors="np")
-        hidden = encoder(dict(batch)).last_hidden_state.numpy()
-        mask = batch["attention_mask"][..., None].astype(np.float32)
-        pooled = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1.0)
-        out[index] = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
-    return out
+
+    def vectors(texts: list[str]):
+        order = np.argsort([len(t) for t in texts])  # similar lengths batched together: less padding
+        out = np.zeros((len(texts), encoder.config.hidden_size), dtype=np.float32)
+        for start in range(0, len(texts), batch_size):
+            index = order[start:start + batch_size]
+            batch = tokenizer([texts[i] for i in index], padding=True, truncation=True, max_length=maxlen,
+                              return_tensors="np")
+            hidden = encoder(dict(batch)).last_hidden_state.numpy()
+            mask = batch["attention_mask"][..., None].astype(np.float32)
+            pooled = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1.0)
+            out[index] = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+        return out
+
+    return {name: vectors(texts) for name, texts in splits.items()}
 
 
 def fit_and_score(x_train, y_train, splits: dict) -> dict:
@@ -81,7 +86,7 @@ def main(argv: list[str] | None = None) -> None:
     texts = {s: data.texts(s) for s in ("train", "validation", "test")}
     labels = {s: data.labels(s) for s in ("train", "validation", "test")}
     start = time.perf_counter()
-    vectors = {s: embed(model_path, texts[s]) for s in texts}
+    vectors = embed(model_path, texts)
     embed_seconds = time.perf_counter() - start
     splits = {s: (vectors[s], labels[s]) for s in ("validation", "test")}
     whole = fit_and_score(vectors["train"], labels["train"], splits)
