@@ -36,7 +36,9 @@ _PUBLIC = {
         "compare_runs": "saved runs side by side from their metrics.json",
         "recommend": "a model for accuracy, latency and memory, argued from the figures",
     },
-    "studies.bench": {"inference_row": "one saved predictor scored and timed: a row of the comparison"},
+    "studies.bench": {
+        "side_by_side": "saved models as fp32 and int8 predictors, scored and timed in turn: one table",
+    },
     "studies.ethics_data": {
         "get_task": "an ETHICS task by name: its files, columns and groups",
         "load_ethics": "an ETHICS task with whole groups held out for validation",

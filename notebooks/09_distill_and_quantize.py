@@ -44,15 +44,16 @@
 #
 # **What `kr` and `krt` add here.** Distillation is one of the tools, so this notebook imports it by name, as d2l's
 # chapters import `d2l`: `krt` is `ktrain_recipes_tools`, the tools beside the helper `kr`. ktrain has no distillation
-# and no int8 path, so most calls here are ours. Distillation:
-# `krt.DistillSettings` and `krt.distill` (the whole recipe in one call), and its parts in the open:
-# `krt.pretrained_classifier` (the student, with a fresh head), `krt.teacher_logits_for`, `krt.pack_targets`,
-# `krt.distillation_loss`, `krt.label_accuracy`, `krt.ready_for_prediction`, with `krt.augment` for transfer data. int8:
-# `kr.export_onnx`, `kr.open_predictor`, `kr.classify`, `kr.time_side_by_side`. Around them, notebook 01's helpers
-# (`kr.load_data_for`, `kr.sample`, `kr.resolve_model`, `kr.set_seed`, `kr.bucket_batches`, `kr.epoch_timer`,
-# `kr.plot_history`, `kr.score`, `kr.report_table`, `kr.time_inference`, `kr.record_run`,
-# `kr.save_checked_predictor`, `kr.load_checked_predictor`, `kr.run_recipe`), and the comparison's
-# (`krt.inference_row`, `krt.plot_latency_vs_accuracy`).
+# and no int8 path. Distillation: `krt.DistillSettings` and `krt.distill` (the whole recipe in one call), and its parts
+# in the open: `krt.pretrained_classifier` (the student, with a fresh head), `krt.teacher_logits_for`,
+# `krt.pack_targets`, `krt.distillation_loss`, `krt.label_accuracy`, `krt.ready_for_prediction`, with `krt.augment`
+# for transfer data. int8: `kr.export_onnx`, then `krt.side_by_side` and `krt.plot_latency_vs_accuracy` (the
+# comparison, a study). Around them, notebook 01's helpers, for what ktrain does not do: `kr.load_data_for` and
+# `kr.sample` (the data), `kr.resolve_model` (the offline MiniLM), `kr.bucket_batches` (batches of similar length),
+# `kr.epoch_timer`, `kr.score`, `kr.time_inference` and `kr.record_run` (the record), `kr.save_checked_predictor` and
+# `kr.load_checked_predictor` (the checked save), and `kr.run_recipe` (the teacher, when there is none). The rest is
+# ktrain's: `text.Transformer`, `get_tokenizer`, `preprocess_train`, `get_learner`, `fit_onecycle`, `learner.plot`,
+# `get_predictor`, `predict`.
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per
@@ -72,7 +73,6 @@ import ktrain_recipes as kr
 import ktrain_recipes_tools as krt
 import ktrain
 import dataclasses
-import functools
 import pandas as pd
 
 kr.setup_notebook()
@@ -153,17 +153,19 @@ n = len(ds.label_names)
 t = teacher.preproc  # the teacher's reader: its tokenizer, and the maxlen it was trained with
 s = text.Transformer(kr.resolve_model(settings.student), maxlen=t.maxlen, class_names=ds.label_names,
                      batch_size=config.batch_size)  # the student's own reader, at the teacher's maxlen
-for name, reader in [("teacher", t), ("student", s)]:
-    tokenizer = reader.get_tokenizer()
+for name, tokenizer in [("teacher", t.get_tokenizer()), ("student", s.get_tokenizer())]:
     pieces = tokenizer.convert_ids_to_tokens(tokenizer(train[0][0])["input_ids"])
     print(f"{name}, {len(tokenizer.get_vocab()):,} pieces: {pieces}")
 
 # %% [markdown]
 # So the student's batches are made by its own reader, and `kr.bucket_batches` serves batches of texts of similar
-# length, as in the other notebooks.
+# length, as in the other notebooks. Keras seeds Python, numpy and TensorFlow in one call, so that the batches'
+# order and the new head's weights are the same on every run.
 
 # %%
-kr.set_seed(config.seed)
+import tensorflow as tf
+
+tf.keras.utils.set_random_seed(config.seed)
 trn = kr.bucket_batches(s.preprocess_train(train[0], ds.label_ids(train[1])), config.seed)
 val_data = kr.bucket_batches(s.preprocess_test(val[0], ds.label_ids(val[1])), config.seed)
 
@@ -194,8 +196,6 @@ trn.y.shape  # texts x (6 labels + 6 teacher logits)
 # takes over as for any model: `get_learner`, `fit_onecycle`.
 
 # %%
-import tensorflow as tf
-
 student.compile(optimizer=tf.keras.optimizers.legacy.Adam(config.lr),
                 loss=krt.distillation_loss(n, settings.temperature, settings.alpha),
                 metrics=[krt.label_accuracy(n)])
@@ -211,7 +211,7 @@ history = learner.fit_onecycle(config.lr, config.epochs, callbacks=[timer])
 # constant the student cannot remove (T² = 49 here). The accuracy is the one to watch.
 
 # %%
-kr.plot_history(history.history)
+learner.plot("loss")  # ktrain draws the history it keeps: the loss per epoch, training and validation
 
 # %% [markdown]
 # A predictor, as in every notebook: `krt.ready_for_prediction` compiles the student with a plain loss and gives it a
@@ -225,7 +225,7 @@ metrics["inference"] = kr.time_inference(predictor.predict, val[0])
 kr.record_run(metrics, config, s.maxlen, timer.trained(), learner, n_train=len(train[0]), data_source=ds.source,
               distillation=dataclasses.asdict(settings))
 kr.save_checked_predictor(predictor, config.out, metrics, overwrite=True)
-kr.report_table(metrics)
+pd.DataFrame(metrics["report"]).T.loc[ds.label_names + ["macro avg"]].round(3)
 
 # %% [markdown]
 # ## STEP 3: A student on the labels alone, in one call
@@ -280,25 +280,15 @@ for folder in models.values():
 # %% [markdown]
 # ## STEP 6: Side by side
 # Each model as a ktrain predictor (fp32) and as int8 ONNX, on the same validation texts: accuracy, macro-F1,
-# single-text latency (p50), batch throughput and size. The timings are medians of repeated measurements:
-# `kr.time_side_by_side` calls the six predictors in turn, 3 rounds of all validation texts (throughput: the median
-# round) and 100 single texts (latency: the median of the 300 calls), so that a shared CPU's slow moments hit every
-# row alike and one slow pass cannot reorder the rows. Every row predicts through `kr.classify`, which hands the
-# predictor length-sorted chunks (the command line's `predict` does the same). Within each kind the rows differ
-# only in the model; between kinds they also differ in the runtime: fp32 runs in TensorFlow, int8 in ONNX Runtime.
+# single-text latency (p50), batch throughput and size. `krt.side_by_side` loads the six predictors, scores each,
+# and takes the timings as medians of repeated measurements: it calls the six in turn, 3 rounds of all validation
+# texts (throughput: the median round) and 100 single texts (latency: the median of the 300 calls), so that a shared
+# CPU's slow moments hit every row alike and one slow pass cannot reorder the rows. Every row gets length-sorted
+# chunks of texts (the command line's `predict` does the same). Within each kind the rows differ only in the model;
+# between kinds they also differ in the runtime: fp32 runs in TensorFlow, int8 in ONNX Runtime.
 
 # %%
-rows, predict = [], {}
-for name, folder in models.items():
-    for kind, int8, weights in [("fp32", False, "tf_model.h5"), ("int8", True, "model.int8.onnx")]:
-        def load(f=folder, i=int8):  # loading is part of what inference_row measures
-            return functools.partial(kr.classify, kr.open_predictor(f, int8=i))
-        rows.append(krt.inference_row(f"{name} {kind}", load, folder, val, ds.label_names, weights))
-        predict[f"{name} {kind}"] = load()
-table = pd.DataFrame(rows).set_index("name").drop(columns=["train_examples_per_s", "peak_rss_mb"])
-medians = pd.DataFrame(kr.time_side_by_side(predict, val[0], rounds=3)).T
-timing = ["latency_p50_ms", "latency_p95_ms", "throughput_per_s"]
-table[timing] = medians[timing].astype(float)
+table = krt.side_by_side(models, val, ds.label_names, rounds=3)
 table
 
 # %%
@@ -346,7 +336,7 @@ krt.plot_latency_vs_accuracy(table, y="val_accuracy")
 
 # %% tags=["solution"] cellView="form" jupyter={"source_hidden": true}
 #@title Solution
-said = {name: predict[f"{name} fp32"](val[0]) for name in ("teacher", "student, distilled")}
+said = {"teacher": teacher.predict(val[0]), "student, distilled": predictor.predict(val[0])}  # both fp32
 apart = [i for i, (a, b) in enumerate(zip(said["teacher"], said["student, distilled"])) if a != b]
 right = {name: sum(said[name][i] == val[1][i] for i in apart) for name in said}
 print(f"they disagree on {len(apart)} of {len(val[0])} texts; right there: {right}")

@@ -117,3 +117,23 @@ def test_bench_checks_its_predictors_before_training(tiny_predictor, small_data,
         assert cli.main(["bench", "--data", str(small_data), "--out", str(tmp_path / "b"), *flags]) == 1
         assert words in capsys.readouterr().err
         assert not (tmp_path / "b").exists()  # refused before any training row
+
+
+def test_side_by_side_scores_each_model_both_ways_and_times_them_in_turn(exported, small_data, monkeypatch):
+    """Notebook 09's table: a fp32 and an int8 row per model, scored on the texts, timed by time_side_by_side (every
+    predictor in turn), with the model's size on disk per kind."""
+    import ktrain_recipes.inference.timing as timing
+    from ktrain_recipes.data.loading import load_emotion
+    from ktrain_recipes_tools.studies.bench import side_by_side
+
+    ds = load_emotion(str(small_data))
+    val = (ds.texts("validation")[:24], ds.labels("validation")[:24])
+    timed, real = [], timing.time_side_by_side
+    monkeypatch.setattr(timing, "time_side_by_side", lambda fns, texts, **kw: timed.append(list(fns)) or real(
+        fns, texts, **{**kw, "n_single": 4}))
+    table = side_by_side({"a": exported, "b": exported}, val, ds.label_names, rounds=1)
+    assert list(table.index) == ["a fp32", "a int8", "b fp32", "b int8"] and timed == [list(table.index)]
+    assert {"val_accuracy", "val_macro_f1", "latency_p50_ms", "throughput_per_s", "size_mb"} <= set(table.columns)
+    assert (table["throughput_per_s"] > 0).all() and (table["latency_p50_ms"] <= table["latency_p95_ms"]).all()
+    assert table.loc["a fp32", "size_mb"] > table.loc["a int8", "size_mb"]  # each kind's own weights on disk
+    assert table.loc["a int8", "val_accuracy"] == table.loc["b int8", "val_accuracy"]  # the same model, scored alike

@@ -525,7 +525,7 @@ def test_08_trains_at_the_rate_validation_chose_on_most_tasks(ethics_table):
 def test_09_reads_its_timings_as_medians_of_rounds_in_turn():
     code = "\n".join(src for kind, src in EXPECTED["09_distill_and_quantize.ipynb"] if kind == "code")
     prose = "\n".join(src for kind, src in EXPECTED["09_distill_and_quantize.ipynb"] if kind == "md")
-    assert "kr.time_side_by_side(predict, val[0], rounds=3)" in code and "medians" in prose
+    assert "krt.side_by_side(models, val, ds.label_names, rounds=3)" in code and "medians" in prose
 
 
 def test_runs_go_to_google_drive_on_colab_and_stay_local_elsewhere(monkeypatch, capsys):
@@ -628,8 +628,9 @@ def test_the_prose_figure_check_sees_a_figure_nowhere_in_the_outputs():
     assert prose_figures_not_in(nb, "") == ["0.9372", "705"]
 
 
-# the ktrain objects the notebooks call: the modules, and what text.Transformer, get_learner and get_predictor return
-KTRAIN_CALL = re.compile(r"\b(?:ktrain|text|t|learner|predictor|reloaded)\.([A-Za-z_]\w*)\(")
+# the ktrain objects the notebooks call: the modules, and what text.Transformer (t, and 09's student reader s),
+# get_learner and get_predictor (09's teacher too) return
+KTRAIN_CALL = re.compile(r"\b(?:ktrain|text|t|s|learner|predictor|teacher|reloaded)\.([A-Za-z_]\w*)\(")
 
 
 @pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")), ids=lambda p: p.stem[:2])

@@ -79,6 +79,40 @@ def inference_row(name: str, predict_with, folder: str | os.PathLike, val: tuple
             "params": params, "peak_rss_mb": rss.mb}
 
 
+# the two ways of serving each saved model that notebook 09 sets side by side: (kind, int8, the weights on disk)
+KINDS = (("fp32", False, "tf_model.h5"), ("int8", True, "model.int8.onnx"))
+
+
+def side_by_side(models: dict[str, str | os.PathLike], val: tuple, label_names: list[str], rounds: int = 3):
+    """Each saved model as ktrain's predictor (fp32) and as its int8 ONNX copy, scored and timed on the same texts.
+
+    Rows ``"<name> fp32"`` and ``"<name> int8"``: accuracy, macro-F1, size and parameters from ``inference_row``;
+    latency and throughput from ``time_side_by_side`` (every predictor called in turn, ``rounds`` rounds), so that a
+    shared machine's slow moments hit every row alike. Each model must be exported first (``export_onnx``).
+
+    Args:
+      models: a row name per predictor folder.  val: (texts, labels).  label_names: the labels.
+      rounds: timing rounds of all texts (throughput: the median round; latency: 100 single texts a round).
+    """
+    import pandas as pd
+
+    from ktrain_recipes.inference.prediction import classify, open_predictor
+    from ktrain_recipes.inference.timing import time_side_by_side
+
+    rows, predict = [], {}
+    for name, folder in models.items():
+        for kind, int8, weights in KINDS:
+            def load(f=folder, i=int8):  # loading is part of what inference_row measures
+                return partial(classify, open_predictor(f, int8=i))
+            rows.append(inference_row(f"{name} {kind}", load, folder, val, label_names, weights))
+            predict[f"{name} {kind}"] = load()
+    table = pd.DataFrame(rows).set_index("name").drop(columns=["train_examples_per_s", "peak_rss_mb"])
+    medians = pd.DataFrame(time_side_by_side(predict, val[0], rounds=rounds)).T
+    timing = ["latency_p50_ms", "latency_p95_ms", "throughput_per_s"]
+    table[timing] = medians[timing].astype(float)
+    return table
+
+
 def run_bench(config: RecipeConfig, predictor: str | None = None, out: str | os.PathLike = "runs/bench",
               assets: str | os.PathLike = "assets", students: list[str] = ()) -> dict:
     """Benchmark side by side, in one process, on the same data and model; write bench.json/.md and a chart.
