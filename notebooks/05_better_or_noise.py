@@ -40,6 +40,7 @@ import importlib.util
 import os
 import subprocess
 
+EXTRAS = []  # the tools' packages this notebook needs besides the helper's (requirements-<extra>.txt)
 if importlib.util.find_spec("ktrain_recipes") is None:
     if not os.path.isdir("ktrain-recipes"):
         subprocess.run("git clone -q --depth 1 https://github.com/ktrain-recipes/ktrain-recipes".split(), check=True)

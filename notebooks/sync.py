@@ -29,6 +29,18 @@ import nbformat
 
 HERE = Path(__file__).resolve().parent
 INSTALL = (HERE / "shared" / "install_cell.py").read_text().rstrip("\n")
+NO_EXTRAS = "EXTRAS = []"
+
+
+def install_cell(tags: list[str]) -> str:
+    """The shared install cell with the extras an install cell's tags name (``extra-serve``: requirements-serve.txt)."""
+    extras = [tag.removeprefix("extra-") for tag in tags if tag.startswith("extra-")]
+    return INSTALL.replace(NO_EXTRAS, f"EXTRAS = {json.dumps(extras)}", 1) if extras else INSTALL
+
+
+def is_install(source: str) -> bool:
+    """Whether a code cell is the shared install cell, with any extras."""
+    return re.sub(r"^EXTRAS = \[[^\n]*?\]", NO_EXTRAS, source, count=1, flags=re.M) == INSTALL
 TEMPLATE = HERE / "shared" / "step_by_step.py.in"
 STEP_VALUES = HERE / "shared" / "step_by_step.toml"
 
@@ -119,8 +131,8 @@ def read_source(path: Path) -> tuple[nbformat.NotebookNode, bool]:
     for cell in nb.cells:
         tags = cell.metadata.get("tags", [])
         # "keras3": notebook 10's own set-up cell (it installs nothing), hidden on the site like the shared one
-        if "install" in tags and "keras3" not in tags and cell.source != INSTALL:
-            cell.source, changed = INSTALL, True
+        if "install" in tags and "keras3" not in tags and cell.source != install_cell(tags):
+            cell.source, changed = install_cell(tags), True
     return nb, changed
 
 
@@ -158,7 +170,7 @@ def sources_digest(cell_list: list[tuple[str, str]]) -> str:
     nothing where ktrain_recipes is installed, as it is where execute.py runs; nor do the exercises' solutions,
     which come after every other code cell: each keeps its outputs only while its own source is unchanged."""
     code = [["code", what_runs(c[1])] for c in cell_list
-            if c[0] == "code" and c[1] != INSTALL and not is_solution(c[1])]
+            if c[0] == "code" and not is_install(c[1]) and not is_solution(c[1])]
     return hashlib.sha256(json.dumps(code).encode()).hexdigest()
 
 

@@ -76,7 +76,8 @@ SEE = re.compile(r"""(README(?:\.md)?|docs/[\w./-]+\.md)[,:]?\s*["'](?P<heading>
 def test_every_page_and_heading_a_message_or_comment_names_exists():
     """A "see docs/x.md, 'Heading'" in the package, the pins or the Makefile leads to a page with that heading."""
     root = Path(__file__).resolve().parent.parent
-    sources = [*sorted((root / "ktrain_recipes").rglob("*.py")), root / "requirements.txt", root / "pyproject.toml",
+    sources = [*sorted((root / "ktrain_recipes").rglob("*.py")), root / "requirements.txt",
+               root / "requirements-serve.txt", root / "pyproject.toml",
                root / "Makefile"]
     found, missing = 0, []
     for source in sources:

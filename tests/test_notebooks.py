@@ -34,7 +34,7 @@ def test_notebook_matches_its_source(name):
     assert sync.read_source(NOTEBOOKS / name.replace(".ipynb", ".py"))[1] is False, (
         f"{name}: its install cell differs from notebooks/shared/install_cell.py: run make notebooks")
     # the Keras 3 notebook installs nothing Colab has: its own cell only puts this project on the path
-    assert sum(src == sync.INSTALL for _, src in EXPECTED[name]) == (0 if name in KERAS3_NOTEBOOKS else 1)
+    assert sum(sync.is_install(src) for _, src in EXPECTED[name]) == (0 if name in KERAS3_NOTEBOOKS else 1)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -226,7 +226,7 @@ def test_an_edit_made_in_jupyter_comes_back_to_the_source(tmp_path):
 
 def edit_in_jupyter(path: Path, line: str) -> None:
     nb = nbformat.read(path, as_version=4)
-    next(c for c in nb.cells if c.cell_type == "code" and c.source != sync.INSTALL).source += "\n" + line
+    next(c for c in nb.cells if c.cell_type == "code" and not sync.is_install(c.source)).source += "\n" + line
     nbformat.write(nb, path)
 
 
@@ -459,7 +459,7 @@ def test_install_cell_uses_this_kernels_pip_restarts_when_needed_and_can_run_aga
     import numpy
 
     (tmp_path / "ktrain-recipes").mkdir()  # the clone, as the (mocked) git would leave it
-    for name in ("requirements.txt", "constraints.txt", "notebooks/shared/install.py"):
+    for name in ("requirements.txt", "requirements-serve.txt", "constraints.txt", "notebooks/shared/install.py"):
         (tmp_path / "ktrain-recipes" / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, tmp_path / "ktrain-recipes" / name)
     monkeypatch.chdir(tmp_path)
@@ -480,11 +480,50 @@ def test_install_cell_uses_this_kernels_pip_restarts_when_needed_and_can_run_aga
     pip_calls = [c for c in run.calls if "pip" in c]
     assert pip_calls and all(c[0] == sys.executable for c in pip_calls)
     assert any("constraints.txt" in " ".join(c) for c in pip_calls)
+    assert not any("requirements-serve" in " ".join(c) for c in pip_calls)  # a notebook that serves nothing
     assert bool(killed) == restarts
     # the runtime's numpy (loaded here) is kept: its pin is left out of what pip is given
     for name in ("requirements.txt", "constraints.txt"):
         given = (tmp_path / "ktrain-recipes" / f".notebook-{name}").read_text().splitlines()
         assert not any(line.startswith("numpy==") for line in given) and len(given) > 10
+
+
+def test_an_install_cell_with_the_serve_extra_installs_the_services_pins_too(monkeypatch, tmp_path):
+    import importlib.util
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import numpy
+
+    for name in ("requirements.txt", "requirements-serve.txt", "constraints.txt", "notebooks/shared/install.py"):
+        (tmp_path / "ktrain-recipes" / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, tmp_path / "ktrain-recipes" / name)
+    monkeypatch.chdir(tmp_path)
+    run = _Run({"numpy": numpy.__version__, **{m: sys.modules[m].__version__ for m in ("matplotlib", "pandas")
+                                               if m in sys.modules}})
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(subprocess, "run", run)
+    monkeypatch.setattr(os.path, "isdir", lambda path: True)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    exec(sync.install_cell(["install", "extra-serve"]), {})
+    pins = next(c for c in run.calls if "pip" in c and "-r" in c)
+    given = [pins[i + 1] for i, arg in enumerate(pins) if arg == "-r"]
+    assert given == ["ktrain-recipes/.notebook-requirements.txt", "ktrain-recipes/.notebook-requirements-serve.txt"]
+    serve = (tmp_path / "ktrain-recipes" / ".notebook-requirements-serve.txt").read_text()
+    assert "fastapi==" in serve and "uvicorn==" in serve
+    assert "fastapi" not in (ROOT / "requirements.txt").read_text()  # the helper's stack leaves the service out
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_a_notebook_installs_the_services_packages_only_when_it_serves(name):
+    code = [src for kind, src in EXPECTED[name] if kind == "code"]
+    install = next((src for src in code if sync.is_install(src)), None)
+    if install is None:  # the Keras 3 notebook installs nothing
+        return
+    serves = any(re.search(r'"ktrain_recipes", "serve"|ktrain-recipes serve', src) for src in code)
+    assert ('EXTRAS = ["serve"]' in install) == serves, name
 
 
 def test_model_notebooks_open_on_a_gpu_runtime():

@@ -19,7 +19,8 @@ def _pip(*args, **kwargs):
 
 @pytest.mark.parametrize("python", ["3.11", "3.12", "3.13"])
 def test_every_compiled_pin_has_a_wheel_for(python, tmp_path):
-    lines = (ROOT / "requirements.txt").read_text().splitlines()
+    lines = [*(ROOT / "requirements.txt").read_text().splitlines(),
+             *(ROOT / "requirements-serve.txt").read_text().splitlines()]
     pins = [line for line in lines if line and not line.startswith("#") and not line.startswith(SOURCE_ONLY)]
     (tmp_path / "req.txt").write_text("\n".join(pins))
     platforms = [arg for p in PLATFORMS for arg in ("--platform", p)]
