@@ -183,7 +183,8 @@ async def _load(url: str, n: int, concurrency: int, on_half=None, seconds: float
                     r = await http.post(url + "/predict", json={"texts": [text]})
                     body = r.json()
                 except (httpx.HTTPError, ValueError) as exc:
-                    results.append({"i": i, "status": None, "error": str(exc)})
+                    # the exception's kind too: a read timeout or a reset says nothing in str()
+                    results.append({"i": i, "status": None, "error": f"{type(exc).__name__}: {exc}"})
                     return
                 results.append({"i": i, "text": text, "status": r.status_code, "body": body, "t": time.monotonic()})
                 if on_half and len(results) == n // 2:
