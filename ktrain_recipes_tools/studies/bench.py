@@ -102,10 +102,12 @@ def side_by_side(models: dict[str, str | os.PathLike], val: tuple, label_names: 
     rows, predict = [], {}
     for name, folder in models.items():
         for kind, int8, weights in KINDS:
-            def load(f=folder, i=int8):  # loading is part of what inference_row measures
-                return partial(classify, open_predictor(f, int8=i))
-            rows.append(inference_row(f"{name} {kind}", load, folder, val, label_names, weights))
-            predict[f"{name} {kind}"] = load()
+            row = f"{name} {kind}"
+
+            def load(f=folder, i=int8, row=row):  # loaded inside inference_row's memory measurement, once
+                predict[row] = partial(classify, open_predictor(f, int8=i))
+                return predict[row]
+            rows.append(inference_row(row, load, folder, val, label_names, weights))
     table = pd.DataFrame(rows).set_index("name").drop(columns=["train_examples_per_s", "peak_rss_mb"])
     medians = pd.DataFrame(time_side_by_side(predict, val[0], rounds=rounds)).T
     timing = ["latency_p50_ms", "latency_p95_ms", "throughput_per_s"]
