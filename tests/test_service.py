@@ -179,12 +179,16 @@ async def _load(url: str, n: int, concurrency: int, on_half=None, seconds: float
         async def one(i: int):
             async with sem:
                 text = TEXTS[i % len(TEXTS)]
+                sent = time.monotonic()
                 try:
                     r = await http.post(url + "/predict", json={"texts": [text]})
                     body = r.json()
                 except (httpx.HTTPError, ValueError) as exc:
-                    # the exception's kind too: a read timeout or a reset says nothing in str()
-                    results.append({"i": i, "status": None, "error": f"{type(exc).__name__}: {exc}"})
+                    # the exception's kind, its cause and how long it took: a read timeout (30 s) and a reset
+                    # connection (at once) both say nothing in str()
+                    results.append({"i": i, "status": None, "error": f"{type(exc).__name__}: {exc}",
+                                    "cause": repr(exc.__cause__ or exc.__context__),
+                                    "after_s": round(time.monotonic() - sent, 3)})
                     return
                 results.append({"i": i, "text": text, "status": r.status_code, "body": body, "t": time.monotonic()})
                 if on_half and len(results) == n // 2:
