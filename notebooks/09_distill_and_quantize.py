@@ -30,7 +30,7 @@
 #
 # **What it needs.** A teacher: MPNet-base fine-tuned on emotion, saved in `runs/mpnet-base` (06_compare_models looks
 # there too). Where there is none, the notebook trains it first (on all 16,000 texts, 3 epochs: about 50 minutes alone
-# on a 2-core CPU with AVX-512, up to about four and a half hours with AVX2 only, minutes on a GPU); offline,
+# on a 2-core CPU with AVX-512, about 3.7 hours with AVX2 only, minutes on a GPU); offline,
 # `make mpnet` installs its weights (about 400 MB).
 #
 # **What you will see.** This notebook is committed without outputs for now: its real run on all of emotion needs
@@ -120,14 +120,14 @@ settings = krt.DistillSettings(
 # %% [markdown]
 # On Colab, `RUNS` is in your Google Drive, so a teacher saved there by an earlier session is found here. Where there
 # is none yet, the cell below trains it with `kr.run_recipe` (the command line's `train`; about 50 minutes alone on a
-# 2-core CPU with AVX-512, up to about four and a half hours with AVX2 only, minutes on a GPU).
+# 2-core CPU with AVX-512, about 3.7 hours with AVX2 only, minutes on a GPU).
 
 # %%
 from pathlib import Path
 
 if not Path(settings.teacher).exists():
     print(f"No teacher in {settings.teacher}: training MPNet-base on the emotion data first (about 50 minutes "
-          "alone on a 2-core CPU with AVX-512, up to about four and a half hours with AVX2 only, minutes on a GPU)")
+          "alone on a 2-core CPU with AVX-512, about 3.7 hours with AVX2 only, minutes on a GPU)")
     kr.run_recipe(teacher_config)
 
 # %%
