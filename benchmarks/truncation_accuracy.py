@@ -24,7 +24,7 @@ def main() -> None:
     args = parser.parse_args()
 
     import ktrain_recipes as kr
-    from ktrain_recipes.data.tokens import token_lengths
+    from ktrain_recipes.data.maxlen import token_lengths
     from ktrain_recipes.inference.onnx_inference import load_int8_predictor
     from ktrain_recipes.inference.timing import describe_machine
 

@@ -37,8 +37,8 @@ _PUBLIC = {
     "data.maxlen": {
         "load_tokenizer": "the model's tokenizer, to look at lengths before text.Transformer is made",
         "resolve_maxlen": "maxlen chosen from the texts' token lengths (ktrain takes a fixed number)",
+        "token_lengths": "tokens per text or pair before truncation, to choose maxlen",
     },
-    "data.tokens": {"token_lengths": "tokens per text or pair before truncation, to choose maxlen"},
     "segments": {
         "takes_segment_ids": "whether a model reads segment ids: ktrain's own check is False on transformers 4.2x+",
     },

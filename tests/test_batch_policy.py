@@ -74,7 +74,7 @@ def test_a_call_holds_at_most_the_token_budget_and_a_long_text_alone():
 
 
 def test_grouped_calls_answer_as_one_call_and_pad_only_to_their_longest(exported, monkeypatch):
-    from ktrain_recipes.data.tokens import token_lengths, tokenize
+    from ktrain_recipes.data.maxlen import token_lengths, tokenize
     from ktrain_recipes.inference.onnx_inference import load_int8_predictor
 
     model = load_int8_predictor(exported, int8=False)

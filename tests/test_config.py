@@ -75,7 +75,7 @@ def test_augment_refuses_a_negative_seed_in_one_line():
     (-1, {"least": 0}, "n must be a whole number of at least 0, got -1"),
 ])
 def test_one_rule_for_a_whole_number_refuses_bools_floats_and_out_of_range(value, kwargs, message):
-    from ktrain_recipes.flag_values import check_whole
+    from ktrain_recipes.config import check_whole
 
     with pytest.raises(kr.RecipesError, match=f"^{re.escape(message)}$"):
         check_whole(value, "n", **kwargs)
@@ -98,7 +98,7 @@ def test_each_settings_group_checks_its_own_fields_and_a_config_is_its_groups():
     """RecipeConfig was one class of 29 fields that every command took whole; its groups are now values of their
     own, each checked where it is written, and a command takes the groups it reads (evaluate: DataSettings)."""
     from ktrain_recipes.config import DataSettings, ModelSettings, OutputSettings, SampleSettings
-    from ktrain_recipes.training_settings import TrainingSettings
+    from ktrain_recipes.config import TrainingSettings
 
     with pytest.raises(RecipesError, match="--labels must name each label once"):
         DataSettings(labels=["a", "a"])
@@ -149,7 +149,7 @@ def test_numpy_whole_numbers_are_whole_numbers_and_are_written_as_plain_ones():
 
     import numpy as np
 
-    from ktrain_recipes.flag_values import check_whole
+    from ktrain_recipes.config import check_whole
     from ktrain_recipes_tools.service.settings import ServiceSettings
 
     config = RecipeConfig(epochs=np.int64(2), batch_size=np.int32(8), seed=np.int64(3), lr=np.float64(1e-4),

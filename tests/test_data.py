@@ -5,7 +5,7 @@ import pytest
 
 from ktrain_recipes import RecipesError, load_emotion, sample
 from ktrain_recipes.data.loading import EMOTION_LABELS, Columns, load_data
-from ktrain_recipes.inference.text_rules import check_texts
+from ktrain_recipes.inference.prediction import check_texts
 from ktrain_recipes.inference.input_files import read_texts
 from ktrain_recipes import RecipeConfig
 from ktrain_recipes_tools import cli

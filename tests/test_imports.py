@@ -10,7 +10,7 @@ PACKAGE = Path(ktrain_recipes.__file__).parent
 # lowest first: a module may import from its own layer or a lower one
 LAYERS = [
     {"errors", "compat", "versions", "network", "batch_policy", "model_safety", "digests", "model_cache", "models",
-     "mpnet", "segments", "config", "training_settings", "flag_values", "plots", "notebook", "records"},
+     "mpnet", "segments", "config", "plots", "notebook", "records"},
     {"data"},
     {"predictor"},
     {"inference"},

@@ -101,7 +101,7 @@ def test_a_huge_text_is_cut_before_tokenizing(exported, capsys):
 def test_a_text_whose_start_is_a_long_blank_run_is_refused_not_read_as_empty(exported, blank):
     """3,300 spaces (or zero-width spaces, soft hyphens) then a sentence: the cut by characters before tokenizing kept
     only the blank run, and the text was classified as empty and reported 'tokens 2, truncated False'."""
-    from ktrain_recipes.inference.text_rules import CHARS_PER_TOKEN
+    from ktrain_recipes.inference.prediction import CHARS_PER_TOKEN
 
     model = kr.open_predictor(exported, int8=True)
     text = blank * (CHARS_PER_TOKEN * model.maxlen + 100) + "i feel happy and loved today"

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ktrain_recipes.flag_values import check_fraction, check_limit
+from ktrain_recipes.config import check_fraction, check_limit
 from ktrain_recipes.errors import RecipesError, note
 from ktrain_recipes.data.readers import FORMATS, Columns, read_file, read_folder, read_hub
 

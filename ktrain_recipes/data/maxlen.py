@@ -7,7 +7,6 @@ import math
 import numpy as np
 
 from ktrain_recipes.errors import RecipesError, note
-from ktrain_recipes.data.tokens import token_lengths
 
 MAXLEN_QUANTILE = 99.9  # cover all but 1 text in 1000; the rest are truncated
 
@@ -42,3 +41,18 @@ def resolve_maxlen(maxlen: int | str, tokenizer, texts: list[str], verbose: bool
         note(f"maxlen {maxlen}: {over} of {len(lengths)} training texts are longer and get truncated "
               f"(mean {np.mean(lengths):.1f}, max {max(lengths)} tokens)")
     return maxlen
+
+
+def token_lengths(tokenizer, texts: list) -> list[int]:
+    """Return the number of tokens (with special tokens) of each text or text pair, before truncation."""
+    # verbose=False: the "longer than the model's maximum" warning is about feeding such a sequence to the
+    # model, which truncation prevents; here the length is only counted
+    return [len(ids) for ids in tokenize(tokenizer, texts, truncation=False, verbose=False)["input_ids"]]
+
+
+def tokenize(tokenizer, texts: list, **kwargs):
+    """Call a Hugging Face tokenizer on texts, or on (first, second) pairs as two lists."""
+    texts = list(texts)
+    if texts and isinstance(texts[0], tuple):
+        return tokenizer([a for a, _ in texts], [b for _, b in texts], **kwargs)
+    return tokenizer(texts, **kwargs)

@@ -4,10 +4,10 @@ hub dataset; each gives its splits as (texts, raw labels, where) with every row 
 from __future__ import annotations
 
 import tempfile
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from ktrain_recipes.data.characters import is_blank
 from ktrain_recipes.errors import RecipesError, disk_full, note
 
 SPLIT_FILES = {"train": ["train"], "validation": ["validation", "val", "valid", "dev"], "test": ["test"]}
@@ -244,3 +244,24 @@ def read_hub(name: str, config: str | None, columns: Columns):
         split = {"val": "validation", "valid": "validation", "dev": "validation"}.get(split, split)
         raw[split] = take_columns(table, columns, f"hub:{name}[{split}]", lambda i, s=split: f"hub:{name}[{s}] row {i}")
     return raw, class_names
+
+
+# Letters and symbols that print as nothing: the Hangul fillers, the blank Braille pattern and the Khmer inherent
+# vowels. The tokenizer drops most of them, so a text made only of these (and of marks) has nothing to read.
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u17b4\u17b5")
+# Characters that stand for no text: U+FFFD, what a decoder puts where bytes were not text, and the private-use
+# areas (Co), which mean nothing outside one program. The tokenizer maps them to nothing or to [UNK].
+_NO_TEXT = frozenset("\ufffd")
+
+
+def nothing_to_read(ch: str) -> bool:
+    """Whether ``ch`` adds nothing a model can read: whitespace, control and format characters (zero-width ones, the
+    soft hyphen), combining marks alone, fillers, U+FFFD and private-use characters."""
+    # Mn/Me: combining marks and variation selectors (U+FE0F), which modify a character but are none on their own
+    return ch.isspace() or ch in _FILLERS or ch in _NO_TEXT or \
+        unicodedata.category(ch) in ("Cc", "Cf", "Zs", "Zl", "Zp", "Mn", "Me", "Co")
+
+
+def is_blank(text: str) -> bool:
+    """True for text with nothing to read (``nothing_to_read`` for every character; the empty text too)."""
+    return all(nothing_to_read(ch) for ch in text)

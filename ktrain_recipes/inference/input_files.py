@@ -14,7 +14,7 @@ from typing import Iterator
 
 from ktrain_recipes.batch_policy import STREAM_CHUNK
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.inference.text_rules import unreadable
+from ktrain_recipes.inference.prediction import unreadable
 
 # A line (a .txt text, a .jsonl row) longer than this is refused rather than read whole: the model reads a few
 # thousand characters of a text at most, and a line this long is a file without newlines, or not text; reading

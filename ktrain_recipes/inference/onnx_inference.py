@@ -17,7 +17,7 @@ from ktrain_recipes.predictor.loading import load_consistent
 from ktrain_recipes.predictor.manifest import DERIVED, ONNX_FP32, ONNX_INT8, sha256_file
 from ktrain_recipes.predictor.saved import SavedPredictor, read_predictor
 from ktrain_recipes.predictor.staging import staged_predictor
-from ktrain_recipes.data.tokens import tokenize
+from ktrain_recipes.data.maxlen import tokenize
 
 
 def export_onnx(folder: str | os.PathLike, quantize: bool = True) -> dict[str, Path]:

@@ -7,9 +7,9 @@ from __future__ import annotations
 def token_counts(tokenizer, items: list, maxlen: int) -> list[tuple[int, int]]:
     """(tokens the model reads, tokens the item has), special tokens included, for texts or (first, second) pairs.
 
-    Items are bounded in length before they get here (the service's max_chars; ``text_rules.cut`` elsewhere, which
+    Items are bounded in length before they get here (the service's max_chars; ``prediction.cut`` elsewhere, which
     keeps far more characters than maxlen tokens need): the tokenizer reads each whole to count what is cut."""
-    from ktrain_recipes.data.tokens import token_lengths
+    from ktrain_recipes.data.maxlen import token_lengths
 
     return [(min(n, maxlen), n) for n in token_lengths(tokenizer, items)] if items else []
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ktrain_recipes.training_settings import PRECISIONS
+from ktrain_recipes.config import PRECISIONS
 from ktrain_recipes.compat import running_backend  # noqa: F401  (asked here too: tests, gpu_check)
 from ktrain_recipes.errors import RecipesError
 

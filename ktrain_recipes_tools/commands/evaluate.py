@@ -5,8 +5,7 @@ import os
 
 from ktrain_recipes_tools.commands.flags import add_flags, add_loading_flags, check_writable_file, flag_type, \
     settings_from_args
-from ktrain_recipes.config import DataSettings
-from ktrain_recipes.flag_values import parse_limit
+from ktrain_recipes.config import DataSettings, parse_limit
 
 HELP = "score a saved predictor"
 

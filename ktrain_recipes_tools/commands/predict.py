@@ -44,7 +44,7 @@ def run(args) -> None:
     if bool(args.texts) == bool(args.input):
         raise RecipesError("give either TEXT arguments or --input FILE (one of them)")
     # everything that can be checked without the model, before it loads
-    from ktrain_recipes.flag_values import check_limit, check_pair_column
+    from ktrain_recipes.config import check_limit, check_pair_column
     from ktrain_recipes_tools.inference.output import check_output_file, output_format
 
     check_limit(args.chunk_size, "--chunk-size")

@@ -19,7 +19,7 @@ def uses_tensorflow(args) -> bool:
 
 
 def run(args) -> None:
-    from ktrain_recipes.flag_values import check_limit
+    from ktrain_recipes.config import check_limit
 
     check_limit(args.texts, "--texts")
     check_limit(args.in_memory, "--in-memory")

@@ -25,7 +25,7 @@ def run(args) -> None:
     import math
 
     from ktrain_recipes.errors import RecipesError
-    from ktrain_recipes.flag_values import check_whole
+    from ktrain_recipes.config import check_whole
 
     if not (math.isfinite(args.seconds) and args.seconds > 0):
         raise RecipesError(f"--seconds must be a number of seconds above 0, got {args.seconds}")

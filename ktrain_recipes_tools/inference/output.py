@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.inference.text_rules import escape
+from ktrain_recipes.inference.prediction import escape
 from ktrain_recipes.predictor.manifest import is_predictor_manifest, unchecked_manifest
 from ktrain_recipes.predictor.swaps import partial_file
 

@@ -18,7 +18,7 @@ import numpy as np
 from ktrain_recipes.batch_policy import STREAM_CHUNK
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.network import connection_error, split_address
-from ktrain_recipes.flag_values import check_limit
+from ktrain_recipes.config import check_limit
 from ktrain_recipes_tools.inference.output import output_format
 from ktrain_recipes.inference.input_files import check_input, input_format, read_chunks, texts_of, where
 from ktrain_recipes_tools.inference.writer import PredictionWriter
@@ -50,7 +50,7 @@ class _Scorer:
         import pandas as pd
 
         from ktrain_recipes.inference.prediction import classify
-        from ktrain_recipes.inference.text_rules import is_blank, unreadable
+        from ktrain_recipes.inference.prediction import is_blank, unreadable
 
         texts = self.texts(batch)
         bad = [not all(isinstance(p, str) and not is_blank(p) and not unreadable(p)

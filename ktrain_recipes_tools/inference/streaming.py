@@ -15,7 +15,7 @@ from pathlib import Path
 
 
 from ktrain_recipes.batch_policy import STREAM_CHUNK
-from ktrain_recipes.flag_values import check_limit
+from ktrain_recipes.config import check_limit
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.inference.input_files import check_input, count_rows, input_format, read_chunks, texts_of, where
 from ktrain_recipes_tools.inference.output import output_format
@@ -33,7 +33,7 @@ def predict_file(predictor, path: str | os.PathLike, output: str | None = None, 
     from tqdm.auto import tqdm
 
     from ktrain_recipes.inference.prediction import as_classifier, classify
-    from ktrain_recipes.inference.text_rules import cut
+    from ktrain_recipes.inference.prediction import cut
     from ktrain_recipes.inference.truncation import token_counts
 
     model = as_classifier(predictor)

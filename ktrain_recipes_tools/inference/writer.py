@@ -43,7 +43,7 @@ class PredictionWriter:
         """Write one chunk's records; ``counts``: each text's (tokens read, tokens it has), written as the columns
         ``tokens`` and ``truncated`` (``predict --report-truncation``)."""
         from ktrain_recipes_tools.inference.output import prediction_records
-        from ktrain_recipes.inference.text_rules import escape
+        from ktrain_recipes.inference.prediction import escape
 
         records = prediction_records(texts, probs, self.names, self.proba or self.fmt in ("csv", "parquet"), table,
                                      counts)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.flag_values import check_whole
+from ktrain_recipes.config import check_whole
 from ktrain_recipes_tools.service.model import LoadedModel
 
 log = logging.getLogger("ktrain_recipes_tools.service.app")

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from ktrain_recipes.batch_policy import CALL_TOKENS, MODEL_BATCH
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.flag_values import check_whole, plain_numbers
+from ktrain_recipes.config import check_whole, plain_numbers
 
 # the most texts one model call may take: memory grows with it (onnxruntime keeps its peak), so a request of
 # --max-batch texts is classified in calls of --max-call

@@ -12,7 +12,7 @@ import dataclasses
 import time
 
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.flag_values import check_whole
+from ktrain_recipes.config import check_whole
 from ktrain_recipes_tools.studies.params import CONFIGS
 
 ARCHITECTURES = ("bert", "roberta", "distilbert", "albert")

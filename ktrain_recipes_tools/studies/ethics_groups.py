@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import numpy as np
 
-from ktrain_recipes.flag_values import check_fraction
+from ktrain_recipes.config import check_fraction
 
 def word_set(text) -> set[str]:
     text = " ".join(text) if isinstance(text, tuple) else text

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.flag_values import check_whole
+from ktrain_recipes.config import check_whole
 
 
 def augment(texts: list, copies: int, seed: int = 0, mask_token: str = "[MASK]", p_mask: float = 0.1,

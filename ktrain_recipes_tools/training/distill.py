@@ -22,9 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ktrain_recipes.config import RecipeConfig
 from ktrain_recipes.errors import RecipesError, note
-from ktrain_recipes.flag_values import check_number, check_whole, plain_numbers
+from ktrain_recipes.config import RecipeConfig, check_number, check_whole, plain_numbers
 from ktrain_recipes_tools.training.students import (cut_layers, layer_count, pretrained_classifier, same_tokenizer,
                                               teacher_base)
 
