@@ -49,12 +49,12 @@
 # in the open: `krt.pretrained_classifier` (the student, with a fresh head), `krt.teacher_logits_for`,
 # `krt.pack_targets`, `krt.distillation_loss`, `krt.label_accuracy`, `krt.ready_for_prediction`, with `krt.augment`
 # for transfer data. int8: `kr.export_onnx`, then `krt.side_by_side` and `krt.plot_latency_vs_accuracy` (the
-# comparison, a study). Around them, notebook 01's helpers, for what ktrain does not do: `kr.load_data_for` and
-# `kr.sample` (the data), `kr.resolve_model` (the offline MiniLM), `kr.bucket_batches` (batches of similar length),
-# `kr.epoch_timer`, `kr.score`, `kr.time_inference` and `kr.record_run` (the record), `kr.save_checked_predictor` and
-# `kr.load_checked_predictor` (the checked save), and `kr.run_recipe` (the teacher, when there is none). The rest is
-# ktrain's: `text.Transformer`, `get_tokenizer`, `preprocess_train`, `get_learner`, `fit_onecycle`, `learner.plot`,
-# `get_predictor`, `predict`.
+# comparison, a study). Around them, a few of notebook 01's helpers, for what ktrain does not do: `kr.load_data_for`
+# and `kr.sample` (the data), `kr.resolve_model` (the offline MiniLM), `kr.bucket_batches` (batches of similar
+# length), `kr.save_checked_predictor` and `kr.load_checked_predictor` (the checked save), and `kr.run_recipe` (the
+# teacher, when there is none). The scores are scikit-learn's. The rest is ktrain's: `text.Transformer`,
+# `get_tokenizer`, `preprocess_train`, `preprocess_test`, `get_classes`, `predict_proba`, `get_learner`,
+# `fit_onecycle`, `learner.plot`, `get_predictor`, `predict`.
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per
@@ -138,6 +138,17 @@ trained = json.loads(Path(settings.teacher, "metrics.json").read_text())  # what
 f"teacher: {teacher.model.count_params():,} parameters, validation accuracy {trained['accuracy']:.4f}"
 
 # %% [markdown]
+# What the student will learn from: the teacher's probabilities for one text (ktrain's `predict_proba`), and the same
+# probabilities softened at the temperature T, which is what the loss below compares the student's with.
+
+# %%
+tweet = "i feel a little nervous about tomorrow but mostly excited"
+proba = teacher.predict_proba(tweet)
+soft = proba ** (1 / settings.temperature)  # softmax(logits / T) is p^(1/T), normalised
+pd.DataFrame({"probability": proba, f"softened (T = {settings.temperature:g})": soft / soft.sum()},
+             index=teacher.get_classes()).round(3)
+
+# %% [markdown]
 # ## STEP 2: The distilled student, step by step
 # The same data as the teacher's. One tweet, read by each model's tokenizer: the pieces are the same (MPNet's
 # vocabulary is BERT's uncased WordPiece plus a few entries of its own), but the vocabularies differ in size and the
@@ -204,8 +215,7 @@ student.compile(optimizer=tf.keras.optimizers.legacy.Adam(config.lr),
 learner = ktrain.get_learner(student, train_data=trn, val_data=val_data, batch_size=config.batch_size)
 
 # %%
-timer = kr.epoch_timer()
-history = learner.fit_onecycle(config.lr, config.epochs, callbacks=[timer])
+history = learner.fit_onecycle(config.lr, config.epochs)
 
 # %% [markdown]
 # The loss is large (tens, where a student of the labels alone ends near 0.1) and that is no sign of failure: its
@@ -218,14 +228,17 @@ learner.plot("loss")  # ktrain draws the history it keeps: the loss per epoch, t
 # %% [markdown]
 # A predictor, as in every notebook: `krt.ready_for_prediction` compiles the student with a plain loss and gives it a
 # copy of the student's reader that holds the trained model's config (ktrain rebuilds a saved model from it);
-# then `ktrain.get_predictor`, scores, timing and the checked save.
+# then `ktrain.get_predictor`, scikit-learn's scores on the validation texts, and the checked save, whose
+# metrics.json keeps them with the distillation's settings.
 
 # %%
+from sklearn.metrics import accuracy_score, classification_report, f1_score
+
 predictor = ktrain.get_predictor(*krt.ready_for_prediction(learner.model, s), batch_size=config.batch_size)
-metrics = kr.score(val[1], predictor.predict(val[0]), ds.label_names)
-metrics["inference"] = kr.time_inference(predictor.predict, val[0])
-kr.record_run(metrics, config, s.maxlen, timer.trained(), learner, n_train=len(train[0]), data_source=ds.source,
-              distillation=dataclasses.asdict(settings))
+said = predictor.predict(val[0])
+metrics = {"accuracy": accuracy_score(val[1], said), "macro_f1": f1_score(val[1], said, average="macro"),
+           "n": len(val[0]), "report": classification_report(val[1], said, output_dict=True, zero_division=0),
+           "distillation": dataclasses.asdict(settings)}
 kr.save_checked_predictor(predictor, config.out, metrics, overwrite=True)
 pd.DataFrame(metrics["report"]).T.loc[ds.label_names + ["macro avg"]].round(3)
 

@@ -36,10 +36,7 @@ class Run:
     data: LabelledTexts
     train: tuple[list, list]
     val: tuple[list, list]
-
-    @property
-    def pairs(self) -> bool:
-        return isinstance(self.train[0][0], tuple)
+    pairs: bool = False  # sentence pairs: each text a (first, second) tuple
 
 
 def start_run(config: RecipeConfig, dataset: LabelledTexts | None = None) -> Run:
@@ -67,7 +64,7 @@ def start_run(config: RecipeConfig, dataset: LabelledTexts | None = None) -> Run
         precision, why = choose_precision(config.precision)
         note(f"precision: {precision} ({why})")
         config = dataclasses.replace(config, precision=precision)  # the run's identity holds what it trains in
-    return Run(config, out, ds, train, val)
+    return Run(config, out, ds, train, val, pairs=isinstance(train[0][0], tuple))
 
 
 def check_resumable(out: str | None) -> None:
@@ -107,12 +104,13 @@ def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None, per_e
     run = start_run(config, dataset)
     config, ds = run.config, run.data
     strategy = make_strategy(config.distribute, config.devices, config.worker_timeout_s)  # before TF's first op
-    batch = config.batch_size * replicas(strategy)
+    batch, chief = config.batch_size * replicas(strategy), is_chief(strategy)
     if strategy is not None:
         note(f"{config.distribute}: {replicas(strategy)} replica(s), global batch {batch} "
              f"({config.batch_size} per device)")
     set_seed(config.seed)
     maxlen = resolve_maxlen(config.maxlen, load_tokenizer(model_path), run.train[0])
+    identity = checkpoint_identity(run, maxlen)  # what --resume must find again: known once maxlen is
 
     t = transformer_preprocessor(model_path, maxlen, ds.label_names, batch)
     trn = t.preprocess_train(run.train[0], ds.label_ids(run.train[1]), verbose=0)
@@ -135,8 +133,7 @@ def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None, per_e
         learner = ktrain.get_learner(model, train_data=trn, val_data=val_data, batch_size=batch)
         if config.weight_decay:
             learner.set_weight_decay(config.weight_decay)  # recompiles with ktrain's AdamWeightDecay
-    return train_and_save(run, learner, t, checkpoint_identity(run, maxlen),
-                          chief=is_chief(strategy), per_epoch=per_epoch,
+    return train_and_save(run, learner, t, identity, chief=chief, per_epoch=per_epoch,
                           class_weight=class_weights(config, run.train[1], ds))
 
 
