@@ -21,8 +21,8 @@
 # - to read a recorded result (notebook 09's distillation) with the same rule.
 #
 # **What it needs.**
-# A CPU: ten short MiniLM runs on a 1,200-text slice, 10 to 17 minutes in all on a 2-core CPU (a minute or two on a
-# GPU). No hub: MiniLM ships offline.
+# A CPU: ten short MiniLM runs on a 1,200-text slice, about an hour and a half in all on a 2-core AMD EPYC CPU with
+# AVX2 only, shared with other work for most of it (minutes on a GPU). No hub: MiniLM ships offline.
 #
 # Every notebook's time and results in one page:
 # [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
@@ -119,11 +119,13 @@ base = pd.DataFrame([train_once(seed, config.lr) for seed in SEEDS]).set_index("
 base
 
 # %% [markdown]
-# On 200 weight updates the recipe is far from trained (notebook 00 trains on all 16,000 texts), and on so little
-# training the seed decides a great deal: the head's first weights and the order of 100 batches set where the run
-# ends. The spread in points (hundredths of accuracy): the standard deviation across seeds, and the gap between the
-# best and the worst seed. A change smaller than this gap can look like a gain or a loss on one pair of runs by
-# chance.
+# On 450 weight updates the recipe learns: every seed scores far above 0.352, what answering the most common label
+# to every text would score (the majority baseline in
+# [docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md)). It is still far
+# from notebook 00's run on all 16,000 texts, and on so little training the seed decides a great deal: the head's
+# first weights and the order of 150 batches an epoch set where the run ends. The spread in points (hundredths of
+# accuracy): the standard deviation across seeds, and the gap between the best and the worst seed. A change smaller
+# than this gap can look like a gain or a loss on one pair of runs by chance.
 
 # %%
 spread = (100 * base[["accuracy", "macro_f1"]]).agg(["mean", "std", "min", "max"]).T
@@ -186,9 +188,12 @@ print(verdict(rate))
 pd.Series(rate).round(3)
 
 # %% [markdown]
-# Doubling the rate cost points on every seed, and the interval lies far below zero: on this little training the
-# doubled rate unsettles the pretrained weights more than it speeds learning. A change this large needs few seeds
-# (the count below says how few); the recorded result further down is the other kind.
+# Doubling the rate cost points on every seed, from 14.6 to 49.8, and the interval lies far below zero. Two seeds
+# ended at 0.352, what answering the most common label to every text scores: at batch 8, a rate of 2e-4 unsettles
+# the pretrained weights until the model stops reading the texts. That is this recipe's rate, not a rule about
+# doubling: the quickstart trains MiniLM at 1e-4 on batches of 32, and a rate too high for small batches can suit
+# larger ones (notebook 01's LR finder is how to choose one). A change this large needs few seeds (the count below
+# says how few); the recorded result further down is the other kind.
 
 # %% [markdown]
 # Pairing helps when much of a run's score comes from its seed: a seed that draws a good start is good with and
@@ -284,6 +289,14 @@ f1 = paired_interval(100 * (changed["macro_f1"] - base["macro_f1"]))
 print(verdict(f1))
 
 # %% [markdown]
+# <details><summary>What to read in the answer</summary>
+#
+# They do, and the loss is larger on macro-F1 (-56.31 points on average, interval -77.06 to -35.56) than on accuracy:
+# a run that answers mostly one label still gets that label's texts right, so its accuracy keeps the label's share,
+# while macro-F1 averages over all six labels and gives the five it never answers nothing.
+# </details>
+
+# %% [markdown]
 # **Exercise 2.** The validation set is a sample too: an accuracy p measured on n texts has a standard error of
 # about sqrt(p (1 - p) / n). Compare it with the seed-to-seed standard deviation of STEP 3. Which is larger here?
 
@@ -296,11 +309,11 @@ pd.Series({"validation sample's standard error (points)": 100 * np.sqrt(p * (1 -
 # %% [markdown]
 # <details><summary>What to read in the answer</summary>
 #
-# On the committed run the seeds' spread is the larger, by far: their standard deviation is 5.29 points (STEP 3),
-# while 1,000 validation texts at this accuracy give a standard error of about one and a half points. On so little
-# training the seed, not the sample of validation texts, decides most of what a single run shows. With all the data
-# the seeds agree to a few tenths and the two become comparable: then a bigger validation set matters as much as
-# more seeds.
+# On the committed run the seeds' spread is the larger: their standard deviation is 4.42 points (STEP 3), while
+# 1,000 validation texts at this accuracy give a standard error of 1.18 points. Even on a recipe that learns, 450
+# updates leave the seed deciding more of what a single run shows than the sample of validation texts does. With all
+# the data the seeds agree to a few tenths and the two become comparable: then a bigger validation set matters as
+# much as more seeds.
 # </details>
 
 # %% [markdown]
@@ -335,7 +348,7 @@ pd.Series({"validation sample's standard error (points)": 100 * np.sqrt(p * (1 -
 # </details>
 
 # %% [markdown]
-# **More to try.** Judge another change with the same cells: `epochs=3`, a `batch_size` of 16, or the int8 copy of
+# **More to try.** Judge another change with the same cells: `epochs=4`, a `batch_size` of 16, or the int8 copy of
 # each run's predictor (notebook 07 makes one). Then add seeds to `SEEDS` and watch the interval narrow.
 #
 # **Next:**
