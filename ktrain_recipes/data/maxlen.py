@@ -1,4 +1,5 @@
-"""Choose maxlen from the data: ktrain's ``text.Transformer`` needs one, and the tutorial's 512 wastes compute."""
+"""Choose maxlen from the data: ktrain's ``text.Transformer`` needs one, and the tutorial's 512 wastes compute. The
+token counts it is chosen from (``token_lengths``, ``tokenize``: single texts and pairs alike) live here too."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Readers of labelled texts: a folder of split files, one file (.txt, .csv, .tsv, .jsonl, .json, .parquet), or a
-hub dataset; each gives its splits as (texts, raw labels, where) with every row checked."""
+hub dataset; each gives its splits as (texts, raw labels, where) with every row checked. ``is_blank`` is the one rule
+for a text with nothing a model can read, which the readers and every classifier (``inference.prediction``) apply."""
 
 from __future__ import annotations
 

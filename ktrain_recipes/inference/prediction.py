@@ -1,4 +1,6 @@
-"""Classify texts with a saved predictor: input rules, length-sorted batches, the truncation note."""
+"""Classify texts with a saved predictor: length-sorted batches, the truncation note; and the rules every reader and
+writer of texts to classify follows (what counts as a text, pairs, the cut before tokenizing, one text per line),
+which the CLI, the streaming reader, Ray, the service and ``kr.classify`` all apply."""
 
 from __future__ import annotations
 
@@ -118,10 +120,6 @@ def open_predictor(folder: str | os.PathLike, int8: bool = False, strict: bool =
     return load_checked_predictor(folder, strict=strict, unpickle_preproc=unpickle_preproc)
 
 
-
-
-
-
 def unreadable(text: str) -> str | None:
     """Why the tokenizer cannot take ``text`` (a lone UTF-16 surrogate, which is not valid Unicode), or None."""
     found = _SURROGATE.search(text)
@@ -151,8 +149,6 @@ def check_texts(texts) -> list:
     given a meaningless label, as are texts the tokenizer cannot read (``unreadable``). Lists, tuples, pandas
     Series and numpy arrays are accepted; a DataFrame, a set (no order) or a mapping is refused.
     """
-    import numpy as np
-
     if isinstance(texts, np.ndarray) and texts.ndim == 0:
         texts = texts.item()
     if isinstance(texts, str):

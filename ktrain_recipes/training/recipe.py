@@ -36,7 +36,10 @@ class Run:
     data: LabelledTexts
     train: tuple[list, list]
     val: tuple[list, list]
-    pairs: bool = False  # sentence pairs: each text a (first, second) tuple
+
+    @property
+    def pairs(self) -> bool:
+        return isinstance(self.train[0][0], tuple)
 
 
 def start_run(config: RecipeConfig, dataset: LabelledTexts | None = None) -> Run:
@@ -64,7 +67,7 @@ def start_run(config: RecipeConfig, dataset: LabelledTexts | None = None) -> Run
         precision, why = choose_precision(config.precision)
         note(f"precision: {precision} ({why})")
         config = dataclasses.replace(config, precision=precision)  # the run's identity holds what it trains in
-    return Run(config, out, ds, train, val, pairs=isinstance(train[0][0], tuple))
+    return Run(config, out, ds, train, val)
 
 
 def check_resumable(out: str | None) -> None:
