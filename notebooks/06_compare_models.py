@@ -171,10 +171,10 @@ published
 # 0.936 to 0.9405 on the same split; the hub's verified figures are lower, 0.9265 to 0.931 (notebook 03). Like for
 # like, MPNet-base's 0.9360 on the whole split is half a point above the best verified figure, RoBERTa-base's 0.931:
 # one run, and notebook 05 shows how far one run can move. The MiniLM answers one text in a little over half the
-# time and gets through a batch about six times faster (measured in one pass here, with other work on the CPU). Export a run
-# (`python -m ktrain_recipes export --predictor runs/minilm-steps`, notebook 07) and its int8 copy joins this table;
-# on all of validation, int8 costs MPNet-base 1.35 points where MiniLM loses none (docs/results.md). With the hub, the
-# four published models join it too. 400 texts are too few to order models that are a point apart.
+# time and gets through a batch about six times faster (measured in one pass here, with other work on the CPU).
+# Export a run (`python -m ktrain_recipes export --predictor runs/minilm-steps`, notebook 07) and its int8 copy joins
+# this table; on all of validation, int8 costs MPNet-base 1.35 points where MiniLM loses none (docs/results.md). With
+# the hub, the four published models join it too. 400 texts are too few to order models that are a point apart.
 
 # %%
 fig = krt.plot_latency_vs_accuracy(published, size="params_m")
