@@ -25,12 +25,42 @@ def pytest_configure(config):
     os.environ["HF_DATASETS_OFFLINE"] = "1"
 
 
+# Module-scoped fixtures that train, export or build models (10 to 20 s each): each xdist worker that runs one of
+# their tests builds its own, so their tests share a worker and the fixture is built once.
+BUILT_ONCE = {("test_segments.py", "pair_predictor"), ("test_params.py", "counts"), ("test_train.py", "cut_run"),
+              ("test_onnx_inference.py", "exported")}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the test ids
 def pytest_collection_modifyitems(config, items):
     """With pytest-xdist (`make test` runs two workers), the tests that start Ray share one worker: two local Rays
-    on one machine collide. ``--dist loadgroup`` reads the group; without xdist the mark does nothing."""
+    on one machine collide; so do the tests of each fixture in ``BUILT_ONCE``. ``--dist loadgroup`` reads the
+    group; without xdist the mark does nothing."""
     for item in items:
         if item.get_closest_marker("ray"):
             item.add_marker(pytest.mark.xdist_group("ray"))
+            continue
+        for module, fixture in BUILT_ONCE:
+            if item.path.name == module and fixture in item.fixturenames:
+                item.add_marker(pytest.mark.xdist_group(f"{module}::{fixture}"))
+                break
+
+
+@pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")  # after xdist's hook
+def pytest_collection_modifyitems_group_ids(config, items):  # pytest registers only pytest_* names
+    """xdist 3.8.0 tells its controller a test's group by appending "@group" to the test id, which pytest 9.2 no
+    longer reads (pytest-dev/pytest-xdist#1386): every group was silently split across workers. Where a worker's
+    ids lack the suffix, put it there the way pytest 9.2 keeps ids; where xdist did it, this does nothing."""
+    if not getattr(config.option, "loadgroup", False):  # set only inside an xdist worker under --dist loadgroup
+        return
+    from _pytest.nodeid import NodeId  # pytest 9.2's structured ids (private: pinned in requirements-dev.txt)
+
+    for item in items:
+        groups = sorted({str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+                         for mark in item.iter_markers("xdist_group")})
+        suffix = "@" + "_".join(groups)
+        if groups and not item.nodeid.endswith(suffix):
+            item._id = NodeId.parse(item.nodeid + suffix)
 
 
 def benchmark_module(name: str):
