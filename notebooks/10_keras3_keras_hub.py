@@ -59,9 +59,9 @@ import numpy as np
 import pandas as pd
 from tokenizers import Tokenizer
 
-kr.setup_notebook()
 tensorflow = "TensorFlow loaded" if "tensorflow" in sys.modules else "no TensorFlow"
-f"Keras {keras.__version__} ({keras.backend.backend()} backend, {tensorflow}), KerasHub {keras_hub.__version__}"
+print(f"Keras {keras.__version__} ({keras.backend.backend()} backend, {tensorflow}), KerasHub {keras_hub.__version__}")
+kr.setup_notebook()  # the runtime: the CPU (and its vector features) every figure below comes from
 
 # %% [markdown]
 # ## Parameters

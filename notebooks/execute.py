@@ -4,12 +4,17 @@ Committed outputs must come from a real run: `EMOTION_DATA=... python notebooks/
 notebooks/00_quickstart.ipynb`. It then cleans the outputs as notebooks/clean_outputs.py does (no stderr, progress
 bars collapsed). `--until TEXT` runs the cells before the first code cell holding TEXT and leaves the rest without
 outputs (for a notebook whose later cells need what the machine lacks, e.g. `--until kr.resolve_model(`).
+`--python PATH` runs the kernel in another environment's interpreter (it needs ipykernel), e.g. notebook 10 on the
+Keras 3 road without TensorFlow: `KERAS_BACKEND=jax ... execute.py notebooks/10_keras3_keras_hub.ipynb --python
+.venv-keras3-jax/bin/python`.
 tests/test_notebooks.py checks the recorded digest against the current cells, so a stale output fails.
 """
 
 import importlib.util
+import json
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -39,8 +44,22 @@ if "--until" in args:
         sys.exit("--until needs the text of the first cell not to run, e.g. --until 'kr.resolve_model('")
     until = args.pop(at + 1)
     args.pop(at)
+kernel = "python3"
+if "--python" in args:
+    at = args.index("--python")
+    if at + 1 >= len(args) or not os.access(args[at + 1], os.X_OK):
+        sys.exit("--python needs the path of an interpreter with ipykernel, e.g. --python .venv-keras3-jax/bin/python")
+    # a kernelspec of our own in a temporary folder: nothing is installed into any Jupyter's own folders
+    specs = Path(tempfile.mkdtemp())
+    (specs / "kernels" / "given-python").mkdir(parents=True)
+    (specs / "kernels" / "given-python" / "kernel.json").write_text(json.dumps({
+        "argv": [os.path.abspath(args[at + 1]), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": args[at + 1], "language": "python"}))
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(specs), os.environ.get("JUPYTER_PATH")]))
+    kernel = "given-python"
+    del args[at:at + 2]
 if len(args) != 1:
-    sys.exit("usage: python notebooks/execute.py NOTEBOOK.ipynb [--until TEXT]")
+    sys.exit("usage: python notebooks/execute.py NOTEBOOK.ipynb [--until TEXT] [--python PATH]")
 path = Path(args[0])
 nb = sync.read_notebook(path)
 source = path.with_suffix(".py")
@@ -66,7 +85,7 @@ if until is not None:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
 # no per-cell timestamps: `make notebooks` would strip them again, a diff with nothing in it
-NotebookClient(ran, timeout=None, kernel_name="python3", record_timing=False,
+NotebookClient(ran, timeout=None, kernel_name=kernel, record_timing=False,
                resources={"metadata": {"path": str(path.parent)}}).execute()
 nb.cells[:len(ran.cells)] = ran.cells
 clean_outputs.clean(nb)

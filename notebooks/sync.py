@@ -49,7 +49,8 @@ def render_step_by_step(name: str, template: str | None = None, values: dict | N
     """The .py of step-by-step notebook ``name`` (e.g. 02_base_size_emotion): the template with its values put in.
 
     A value in a comment line (markdown) gets that line's ``# `` in front of each of its lines; a value on a line of
-    its own in code goes in as it is. A missing or unused value is an error, so the two files cannot drift apart.
+    its own in code goes in as it is, and an empty one drops its line. A missing or unused value is an error, so the
+    two files cannot drift apart.
     """
     template = TEMPLATE.read_text() if template is None else template
     values = tomllib.loads(STEP_VALUES.read_text())[name] if values is None else values
@@ -61,6 +62,8 @@ def render_step_by_step(name: str, template: str | None = None, values: dict | N
         used |= keys
         prefix = "# " if line.startswith("# ") else ""
         text = string.Template(line).substitute(values)  # KeyError names a missing value
+        if not text.strip() and line.strip():
+            continue  # a placeholder alone on its line with an empty value: that notebook has no such line
         out.append("\n".join((prefix + part if i else part).rstrip() for i, part in enumerate(text.split("\n"))))
     unused = set(values) - used - {"name"}  # the file name may go unused
     if unused:

@@ -109,6 +109,9 @@ def test_the_template_check_can_fail():
         sync.render_step_by_step("nb", template, {k: v for k, v in values.items() if k != "intro"})
     with pytest.raises(ValueError, match="unused"):
         sync.render_step_by_step("nb", template, {**values, "unused": "nowhere"})
+    # a placeholder alone on its line with an empty value drops the line (01 has no line 02 has); blank lines stay
+    assert sync.render_step_by_step("nb", "a\n    $extra\n\nb", {"extra": ""}) == "a\n\nb"
+    assert sync.render_step_by_step("nb", "a\n    $extra\nb", {"extra": "c = 1"}) == "a\n    c = 1\nb"
     assert set(sync.step_by_step_names()) == {n.removesuffix(".ipynb") for n in STEP_BY_STEP}
 
 
