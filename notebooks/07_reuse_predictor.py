@@ -19,6 +19,11 @@
 # **What it needs.**
 # A CPU and a saved predictor (00_quickstart's; without one it trains a small one first, a few minutes on a CPU).
 #
+# **What you will see.** The outputs below are one real run on the 2-core CPU its first output names, where no
+# quickstart predictor had been saved, so the notebook trained its small one first. That small model (MiniLM on 1,600
+# texts) scores 0.8730 on the 2,000 validation texts, against 0.9315 for MiniLM trained on all 16,000: the labels and
+# probabilities below are the small model's.
+#
 # Every notebook's time and results in one page:
 # [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
 #
@@ -85,9 +90,10 @@ predictor.get_classes()
 predictor.predict(["i finally got the job and i feel amazing", "i miss her so much"])
 
 # %% [markdown]
-# The second answer is worth a look: most readers would call "i miss her so much" sadness, and the model says anger.
-# A label alone hides how close a call was; the service below answers with every label's probability, for this text
-# too.
+# Both answers are what most readers would say. A label alone hides how sure the model was; the service below
+# answers with every label's probability, for these two texts too. (The quickstart's model, trained on all 16,000
+# texts, read "i miss her so much" as anger in an earlier run of this notebook, narrowly: a larger training set does
+# not make every answer better.)
 
 # %% [markdown]
 # ## A file
@@ -182,8 +188,9 @@ predictions = answer["predictions"]
 pd.DataFrame([p["probabilities"] for p in predictions], index=[p["label"] for p in predictions]).round(3)
 
 # %% [markdown]
-# "i miss her so much" was a close call: anger 0.482 against sadness 0.329. Where a wrong label costs something, read
-# the probabilities, not only the label: a client can treat a top probability under, say, one half as "unsure".
+# "i miss her so much" is sure here: sadness 0.942. The first text is less so: joy 0.663, the rest spread over the
+# other five labels. Where a wrong label costs something, read the probabilities, not only the label: a client can
+# treat a top probability under, say, one half as "unsure".
 
 # %% [markdown]
 # Bad input gets a 4xx with a one-line JSON error, never a 5xx:
@@ -267,6 +274,8 @@ finally:
 # Both are the client's fault, so both get a 4xx status with a one-line JSON `error` that says what to change, never
 # a 5xx: the empty string the same 422 as the blank text above ("there is nothing to classify"), the pair a refusal
 # saying this model classifies single texts. A client can show such an error to its user as it is.
+#
+# On the committed run: 422 for both, with those two messages.
 # </details>
 
 # %% [markdown]
@@ -287,6 +296,9 @@ pd.DataFrame(kr.time_side_by_side(predict, list(table["text"]) * 20, rounds=3, n
 # The int8 ONNX copy answers each text many times faster than ktrain's predictor and reads a batch faster too, on the
 # same CPU in the same minutes (the two are called in turn, so a busy moment slows both alike). What it costs is a
 # little accuracy: int8 weights move every probability a little, and about 2 texts in 100 change their label.
+#
+# On the committed run: one text in 5.10 ms at the median against ktrain's 89.52 ms (about 18 times faster), and
+# about 1,564 texts a second in batches against 260, on the AVX-512 VNNI CPU of the first output.
 # </details>
 
 # %% [markdown]
