@@ -504,6 +504,42 @@ def raw_exchange(url: str, data: bytes, wait_s: float = 10.0) -> tuple[int, dict
     return int(head.split()[1]), json.loads(body), time.monotonic() - start
 
 
+def _one_answer(conn: socket.socket) -> bytes:
+    """Read one HTTP answer with a content-length from a kept-alive connection: its head and body."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(re.search(rb"content-length: *(\d+)", head, re.I).group(1))
+    while len(body) < length and (chunk := conn.recv(65536)):
+        body += chunk
+    return head + b"\r\n\r\n" + body
+
+
+@pytest.mark.network
+def test_an_idle_kept_alive_connection_outlives_the_clients_own_idle_expiry(exported):
+    """A client (httpx: 5 s idle expiry, as uvicorn's default keep-alive) reuses a connection idle for 6 s: the
+    server must not be closing it then, or the request meets a reset (the load test's rare ReadError)."""
+    import time
+
+    request = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    with running(serve_args(exported)) as (url, _):
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as conn:
+            conn.sendall(request)
+            first = _one_answer(conn)
+            time.sleep(6)
+            try:
+                conn.sendall(request)
+                second = _one_answer(conn)
+            except OSError as exc:  # reset by a server that closed it
+                second = repr(exc).encode()
+    assert first.startswith(b"HTTP/1.1 200") and second.startswith(b"HTTP/1.1 200"), second[:200]
+
+
 @pytest.mark.network
 def test_connection_bounds_answer_431_and_408_in_json(exported):
     flags = ("--header-timeout-s", "1", "--body-timeout-s", "1", "--max-header-bytes", "8192", "--max-headers", "20")

@@ -66,5 +66,6 @@ def serve(settings: ServiceSettings, host: str = DEFAULT_HOST, port: int = DEFAU
     limits = ConnectionLimits(settings.max_header_bytes, settings.max_headers, settings.header_timeout_s,
                               settings.body_timeout_s)
     protocol = limited_protocol(limits, app.state.metrics.refused)  # refusals before any route are counted too
-    config = uvicorn.Config(app, log_level="warning", access_log=False, log_config=None, http=protocol)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, log_config=None, http=protocol,
+                            timeout_keep_alive=settings.keep_alive_s)
     DrainingServer(config, app, settings.drain_s).run(sockets=[sock])

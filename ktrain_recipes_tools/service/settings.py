@@ -65,6 +65,11 @@ class ServiceSettings:
                                                             "and headers (past it: 408, connection closed)"})
     body_timeout_s: float = field(default=30.0, metadata={"help": "seconds a client has to send a request's body "
                                                           "once its headers are in (past it: 408)"})
+    # uvicorn's own default is 5 s, the same as httpx's idle expiry: a client could send its next request on a
+    # connection in the instant the server closes it, and read a reset. Longer than clients' and balancers' idle
+    # timeouts (AWS ALB: 60 s; nginx keeps 75 s), the client always closes an idle connection first.
+    keep_alive_s: float = field(default=75.0, metadata={"help": "seconds an idle kept-alive connection stays open "
+                                                         "(longer than the clients' and balancers' own idle timeout)"})
     engine: str = field(default="local", metadata={"help": "local: one process (uvicorn); ray: a Ray Serve "
                                                    "deployment of the same app, --replicas copies of the model"})
     replicas: int = field(default=1, metadata={"help": "with --engine ray: how many replicas, each with its own "
@@ -100,7 +105,8 @@ class ServiceSettings:
             check_whole(getattr(self, name), f"--{name.replace('_', '-')}", least, most)
         for name, least, most in [("max_wait_ms", 0, 1000), ("reload_interval", 0, 86_400),
                                   ("timeout_ms", 1, 600_000), ("drain_s", 0, 3600),
-                                  ("header_timeout_s", 0.1, 3600), ("body_timeout_s", 0.1, 3600)]:
+                                  ("header_timeout_s", 0.1, 3600), ("body_timeout_s", 0.1, 3600),
+                                  ("keep_alive_s", 1, 3600)]:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not (least <= value <= most):
                 raise RecipesError(f"--{name.replace('_', '-')} must be a number from {least} to {most}, "
