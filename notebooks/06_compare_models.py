@@ -80,7 +80,8 @@ table
 # Here the runs folder holds two runs of our own on emotion: notebook 01's MiniLM (`minilm-steps`) and MPNet-base
 # trained with notebook 02's settings by the command line (`mpnet-base`), which the record also holds
 # (`base-size-cli-3ep`): one run read twice, from its folder and from the record, so the two rows agree. The record
-# adds the quickstart (`quickstart-3ep`), notebook 02's own run (`base-size-3ep`) and an earlier 4-epoch MiniLM run;
+# adds the quickstart (`quickstart-3ep`), notebook 02's earlier run (`base-size-3ep`: its accuracies are those of 02's
+# committed outputs, its times were taken with other work on the cores) and an earlier 4-epoch MiniLM run;
 # notebook 04's two runs on its own CSV are left out (the line above names them). MPNet-base is about a point more
 # accurate than the MiniLM runs on validation (0.944 against 0.931 to 0.936) for about five times the parameters: the
 # trade-off the chart below draws.
@@ -205,10 +206,10 @@ pd.DataFrame({"points gained": 100 * (table["accuracy"] - base["accuracy"]),
 # <details><summary>What to read in the answer</summary>
 #
 # On the committed run, MPNet-base gains 1.20 points of validation accuracy over the quickstart's record (the command
-# line's run, 157.12 more minutes of training on a 2-core AVX2 CPU) and 0.70 (notebook 02's own run, 77.09 more, on
-# an AVX-512 Xeon); the MiniLM runs gain half a point or less and trained for less time than the quickstart, whose
-# run shared its cores with other work, so its minutes are long. Gains of a point or less are within what a second
-# seed can move on 2,000 validation texts: notebook 05 shows how to tell.
+# line's run, 157.12 more minutes of training on a 2-core AVX2 CPU) and 0.70 (notebook 02's earlier run, 77.09 more,
+# on an AVX-512 Xeon shared with other work); the MiniLM runs gain half a point or less and trained for less time than
+# the quickstart, whose run shared its cores with other work, so its minutes are long. Gains of a point or less are
+# within what a second seed can move on 2,000 validation texts: notebook 05 shows how to tell.
 # </details>
 
 # %% [markdown]

@@ -29,7 +29,7 @@
 #   [latency](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/glossary.md#p50-p95-and-p99-latency).
 #
 # **What it needs.** A teacher: MPNet-base fine-tuned on emotion, saved in `runs/mpnet-base` (06_compare_models looks
-# there too). Where there is none, the notebook trains it first (on all 16,000 texts, 3 epochs: about 50 minutes alone
+# there too). Where there is none, the notebook trains it first (on all 16,000 texts, 3 epochs: 50 to 90 minutes alone
 # on a 2-core CPU with AVX-512, about 3.7 hours with AVX2 only, minutes on a GPU); offline,
 # `make mpnet` installs its weights (about 400 MB).
 #
@@ -120,7 +120,7 @@ settings = krt.DistillSettings(
 
 # %% [markdown]
 # On Colab, `RUNS` is in your Google Drive, so a teacher saved there by an earlier session is found here. Where there
-# is none yet, the cell below trains it with `kr.run_recipe` (the command line's `train`; about 50 minutes alone on a
+# is none yet, the cell below trains it with `kr.run_recipe` (the command line's `train`; 50 to 90 minutes alone on a
 # 2-core CPU with AVX-512, about 3.7 hours with AVX2 only, minutes on a GPU).
 
 # %%
