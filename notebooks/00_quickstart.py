@@ -202,6 +202,15 @@ mine = ["i cannot wait for the weekend", "why does nobody ever listen to me", "t
 pd.DataFrame(predictor.predict(mine, return_proba=True), index=mine, columns=predictor.get_classes()).round(3)
 
 # %% [markdown]
+# <details><summary>What to read in the answer</summary>
+#
+# Each row sums to one, and the label the model answers is the row's largest. A sentence that says its feeling in
+# so many words ("scares me") puts almost all of it on one label; one that names no feeling spreads it, and the
+# spread is the model saying it is unsure. This notebook's committed run predates the exercise, so the solution has
+# no output here: run it to see your sentences' rows.
+# </details>
+
+# %% [markdown]
 # **Exercise 3.** How much are the other 14,000 texts worth? Train on 2,000 (`limit=2000`, into another folder) and
 # set its accuracy and macro-F1 beside this run's. A few minutes on a CPU.
 
@@ -212,6 +221,16 @@ import dataclasses
 small = kr.run_recipe(dataclasses.replace(config, limit=2000, out=f"{RUNS}/quickstart-2k"))
 pd.DataFrame({"all texts": [metrics["accuracy"], metrics["macro_f1"]],
               "2,000 texts": [small["accuracy"], small["macro_f1"]]}, index=["accuracy", "macro-F1"]).round(4)
+
+# %% [markdown]
+# <details><summary>What to read in the answer</summary>
+#
+# Set the fall in macro-F1 beside the fall in accuracy: macro-F1 weighs every label alike, and at 2,000 texts the
+# rare labels (surprise, love) keep only a few dozen training examples each, so that is where the other 14,000 texts
+# pay most. With no batch size given, the smaller run also shrinks its batch until 2,000 texts make enough weight
+# updates, and prints a note saying so. This notebook's committed run predates the exercise, so the solution has no
+# output here: run it to see both columns.
+# </details>
 
 # %% [markdown]
 # ## Check yourself
