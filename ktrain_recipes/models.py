@@ -12,7 +12,10 @@ from pathlib import Path
 from ktrain_recipes import compat  # noqa: F401  (must run before TensorFlow loads)
 from ktrain_recipes.errors import RecipesError, note
 from ktrain_recipes.model_cache import entry_name, folder_digests, seal, usable
-from ktrain_recipes.model_safety import check_config, check_model_folder, check_no_kernels, read_config_file
+from ktrain_recipes.model_safety import (
+    MAX_TOKENIZER_BYTES, TEMPLATE_FILES, check_config, check_model_folder, check_no_kernels, check_tokenizer_file,
+    read_config_file,
+)
 
 
 @dataclass(frozen=True)
@@ -124,9 +127,10 @@ def _check_hub(model_id: str) -> str:
     try:
         AutoConfig.from_pretrained(model_id, local_files_only=not hub_reachable())
         check_hub_config(model_id)
-    except RepositoryNotFoundError:
-        raise RecipesError(f"model '{model_id}' is not on the Hugging Face hub: check the id") from None
-    except (OSError, ValueError):
+    except (OSError, ValueError) as exc:
+        # transformers wraps the hub's "no such repository" in an OSError: said as what it is, not as no network
+        if isinstance(exc, RepositoryNotFoundError) or isinstance(exc.__cause__, RepositoryNotFoundError):
+            raise RecipesError(f"model '{model_id}' is not on the Hugging Face hub: check the id") from None
         raise hub_error(f"'{model_id}'", _MODEL_FIX) from None
     return model_id
 
@@ -135,9 +139,17 @@ def check_hub_config(model_id: str) -> None:
     """Check a hub model's config.json (already in the local cache: ``AutoConfig`` fetched it) before any weights."""
     from huggingface_hub import hf_hub_download
 
+    from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
+
     check_no_kernels()
     check_config(read_config_file(Path(hf_hub_download(model_id, "config.json", local_files_only=True))),
                  f"'{model_id}'")
+    for name in TEMPLATE_FILES:  # CVE-2026-9856: before transformers saves the tokenizer anywhere
+        try:
+            path = Path(hf_hub_download(model_id, name, local_files_only=not hub_reachable()))
+        except (EntryNotFoundError, LocalEntryNotFoundError):
+            continue  # the model has no such file (or, offline, it was never fetched: nothing will read it)
+        check_tokenizer_file(read_config_file(path, limit=MAX_TOKENIZER_BYTES), f"'{model_id}' ({name})")
 
 
 def _local_tf_dir(path: Path) -> Path:

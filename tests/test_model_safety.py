@@ -90,3 +90,73 @@ def test_a_config_that_is_a_fifo_is_refused_at_once(tmp_path):
     with pytest.raises(RecipesError, match="not a regular file"):
         check_model_folder(folder)
     assert time.monotonic() - start < 5
+
+
+def hub_snapshot(tiny_bert: str, cache):
+    """A model laid out as the hub client lays it out: ``models--acme--tiny/snapshots/REV/NAME`` links to
+    ``../../blobs/SHA``, ``refs/main`` holds REV."""
+    import hashlib
+    from pathlib import Path
+
+    repo, rev = cache / "hub" / "models--acme--tiny", "0" * 40
+    (repo / "blobs").mkdir(parents=True)
+    (repo / "snapshots" / rev).mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(rev)
+    for path in Path(tiny_bert).iterdir():
+        data = path.read_bytes()
+        blob = hashlib.sha256(data).hexdigest()
+        (repo / "blobs" / blob).write_bytes(data)
+        (repo / "snapshots" / rev / path.name).symlink_to(f"../../blobs/{blob}")
+    return repo / "snapshots" / rev
+
+
+def test_a_hub_snapshot_whose_files_are_links_into_its_blobs_is_accepted(tiny_models, tmp_path):
+    folder = hub_snapshot(tiny_models["bert"], tmp_path)
+    assert (folder / "config.json").is_symlink()
+    check_model_folder(folder)
+    assert resolve_model(str(folder)) == str(folder)
+
+
+def test_a_config_linking_out_of_the_model_folder_is_refused_saying_so(tiny_models, tmp_path):
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_models["bert"], folder)
+    elsewhere = tmp_path / "elsewhere.json"
+    (folder / "config.json").rename(elsewhere)
+    (folder / "config.json").symlink_to(elsewhere)
+    with pytest.raises(RecipesError, match="is a link to .*outside the model folder") as error:
+        check_model_folder(folder)
+    assert "\n" not in str(error.value)
+    snapshot = hub_snapshot(tiny_models["bert"], tmp_path / "cache")  # a snapshot's link may not leave its repo
+    (snapshot / "config.json").unlink()
+    (snapshot / "config.json").symlink_to(elsewhere)
+    with pytest.raises(RecipesError, match="outside the model folder"):
+        check_model_folder(snapshot)
+
+
+@pytest.mark.parametrize("template", [
+    [{"name": "../../x", "template": "{{ m }}"}],
+    [{"name": "default", "template": "a"}, {"name": "sub/x", "template": "b"}],
+    {"..": "{{ m }}"},
+    [{"name": "..\\x", "template": "a"}],
+])
+@pytest.mark.parametrize("file", ["tokenizer_config.json", "chat_template.json"])
+def test_a_chat_template_named_to_leave_the_folder_is_refused(tiny_models, tmp_path, template, file):
+    """CVE-2026-9856: ``save_pretrained`` writes ``<folder>/<name>.jinja`` unchecked (ktrain's save calls it)."""
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_models["bert"], folder)
+    path = folder / file
+    config = json.loads(path.read_text()) if path.exists() else {}
+    path.write_text(json.dumps({**config, "chat_template": template}))
+    with pytest.raises(RecipesError, match="CVE-2026-9856") as error:
+        resolve_model(str(folder))
+    assert "\n" not in str(error.value)
+
+
+def test_plainly_named_chat_templates_pass(tiny_models, tmp_path):
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_models["bert"], folder)
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    config["chat_template"] = [{"name": "default", "template": "a"}, {"name": "tool_use", "template": "b"}]
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    check_model_folder(folder)
