@@ -176,7 +176,13 @@ class DataSettings(CheckedWhenMade):
     )
     label_column: str = setting(
         "label",
-        "the column holding the label"
+        "the column holding the label; two or more comma-separated names: one 0/1 column per label (several "
+        "labels per text)"
+    )
+    label_sep: str | None = setting(
+        None,
+        "several labels per text in the label column, separated by this (e.g. ';' for \"joy;love\"); a "
+        "GoEmotions folder (emotions.txt beside train.tsv) needs no flag"
     )
     labels: list[str] | None = setting(
         None,
@@ -193,6 +199,10 @@ class DataSettings(CheckedWhenMade):
     def check(self) -> None:
         for name in ("text_column", "label_column"):
             _name(getattr(self, name), f"--{name.replace('_', '-')}")
+        if self.label_sep is not None and (not isinstance(self.label_sep, str) or not self.label_sep.strip()
+                                           or "\n" in self.label_sep):
+            raise RecipesError(f"--label-sep must be one or more visible characters, such as ';', got "
+                               f"{self.label_sep!r}")
         for name in ("data", "data_config", "pair_column"):
             _name(getattr(self, name), f"--{name.replace('_', '-')}", optional=True)
         check_pair_column(self.pair_column, self.text_column, self.label_column)

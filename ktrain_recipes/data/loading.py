@@ -26,10 +26,11 @@ EMOTION_LABELS = ["sadness", "joy", "love", "anger", "fear", "surprise"]  # the 
 class LabelledTexts:
     """Texts (or text pairs) and label names per split, with the label names in the dataset's order."""
 
-    splits: dict[str, tuple[list, list[str]]]
+    splits: dict[str, tuple[list, list]]
     label_names: list[str]
     source: str
     files: dict[str, str] = field(default_factory=dict)
+    multilabel: bool = False  # each text's label is a tuple of names (``data.label_sets``)
 
     def texts(self, split: str) -> list:
         """Return the texts of one split (strings, or (text, text) pairs)."""
@@ -39,13 +40,19 @@ class LabelledTexts:
         """Return the labels (names) of one split."""
         return self._split(split)[1]
 
-    def label_ids(self, labels: list[str]) -> list[int]:
-        """Return the position of each label name in ``label_names`` (what ktrain's preprocess takes)."""
+    def label_ids(self, labels: list):
+        """Return the position of each label name in ``label_names`` (what ktrain's preprocess takes); for several
+        labels per text, rows of 0/1 (multi-hot), which ktrain trains with a sigmoid per label."""
+        if self.multilabel:
+            from ktrain_recipes.data.label_sets import multi_hot
+
+            return multi_hot(labels, self.label_names)
         return [self.label_names.index(y) for y in labels]
 
-    def check_trainable(self, labels: list[str], min_per_class: int = 1) -> None:
+    def check_trainable(self, labels: list, min_per_class: int = 1) -> None:
         """Refuse training labels that miss a class: ktrain needs every label id from 0 to the last."""
-        missing = [n for n in self.label_names if labels.count(n) < min_per_class]
+        counts = Counter(n for row in labels for n in row) if self.multilabel else Counter(labels)
+        missing = [n for n in self.label_names if counts[n] < min_per_class]
         if missing:
             raise RecipesError(
                 f"the training texts have no example of {', '.join(missing)}: every label needs at least "
@@ -100,10 +107,15 @@ def load_data(source: str | os.PathLike | None = None, columns: Columns | None =
       val_fraction: without a validation split, hold out this stratified share of train (seeded).
       hold_out: False leaves train whole (a caller that splits by groups does it itself).
     """
+    from ktrain_recipes.data import label_sets
+
     columns = columns or Columns()
     source = str(source or os.environ.get("EMOTION_DATA") or default_emotion())
     path = Path(source).expanduser()
-    if path.is_dir():
+    multilabel = columns.multilabel
+    if path.is_dir() and label_sets.is_goemotions_folder(path):
+        (raw, class_names), files, multilabel = label_sets.read_goemotions(path), {}, True
+    elif path.is_dir():
         raw, class_names, files = read_folder(path, columns), None, {}
     elif path.is_file():
         if path.suffix.lower() not in FORMATS:
@@ -117,6 +129,9 @@ def load_data(source: str | os.PathLike | None = None, columns: Columns | None =
     else:
         raw, class_names = read_hub(source, hub_config, columns)
         files = {}
+    if multilabel:
+        return _label_sets(raw, labels or class_names, columns, source if path.exists() else f"hub:{source}", files,
+                           val_fraction, seed, hold_out)
     names = _choose_label_names(raw, labels or class_names)
     unwritable = [n for n in names if any(c in n for c in "\n\r\t")]
     if unwritable:  # predict writes one line per text, its label tab-separated: such a name would break the lines
@@ -134,16 +149,44 @@ def load_data(source: str | os.PathLike | None = None, columns: Columns | None =
     return data
 
 
+def _label_sets(raw: dict, given: list[str] | None, columns: Columns, source: str, files: dict,
+                val_fraction: float, seed: int, hold_out: bool) -> LabelledTexts:
+    """Several labels per text: the names (given, else the sorted distinct labels of train), each checked."""
+    from ktrain_recipes.data.label_sets import check_names
+
+    first = raw.get("train") or next(iter(raw.values()))
+    names = [str(n) for n in given] if given else sorted({n for row in first[1] for n in row})
+    check_names(names, columns.label_sep)
+    known = set(names)
+    for split, (texts, rows, where) in raw.items():
+        for i, row in enumerate(rows):
+            unknown = [n for n in row if n not in known]
+            if unknown:
+                what = "the label names given" if given or split == "train" else "the training data"
+                raise RecipesError(f"{where(i)}: label '{unknown[0]}' is not in {what} ({', '.join(names)})")
+    splits = {split: (texts, [tuple(n for n in names if n in row) for row in rows])
+              for split, (texts, rows, _) in raw.items()}
+    if len(names) < 2:
+        raise RecipesError(f"{source}: the training data has only one label ({names[0]!r}): a classifier needs at "
+                           "least two")
+    data = LabelledTexts(splits, names, source, files, multilabel=True)
+    if hold_out and "train" in splits and "validation" not in splits:
+        _hold_out_validation(data, val_fraction, seed)
+    return data
+
+
 def _hold_out_validation(data: LabelledTexts, fraction: float, seed: int) -> None:
     from sklearn.model_selection import train_test_split
 
     check_fraction(fraction)
     texts, labels = data.splits["train"]
-    once = sorted(str(label) for label, n in Counter(labels).items() if n == 1)
+    once = [] if data.multilabel else sorted(str(label) for label, n in Counter(labels).items() if n == 1)
     if once:  # one row cannot be both learned from and scored: said once, in a line that says what to do
         note(f"label {', '.join(repr(n) for n in once[:5])} has a single row in {data.source}: it cannot be both "
              "learned and scored; add rows for it (a few dozen at least) or remove it")
     try:
+        if data.multilabel:  # label sets are not classes to stratify by
+            raise ValueError
         split = train_test_split(texts, labels, test_size=fraction, stratify=labels, random_state=seed)
         how = "stratified"
     except ValueError:  # a class with a single example cannot be stratified
@@ -211,6 +254,8 @@ def sample(texts: list, labels: list[str], limit: int | None, seed: int = 0):
     from sklearn.model_selection import train_test_split
 
     try:
+        if labels and isinstance(labels[0], tuple):  # several labels per text: sets are not classes to stratify by
+            raise ValueError
         texts, _, labels, _ = train_test_split(texts, labels, train_size=limit, stratify=labels, random_state=seed)
     except ValueError:  # a class too rare to stratify in a tiny slice: fall back to plain random
         texts, _, labels, _ = train_test_split(texts, labels, train_size=limit, random_state=seed)
@@ -220,6 +265,7 @@ def sample(texts: list, labels: list[str], limit: int | None, seed: int = 0):
 def load_data_for(config, seed: int | None = None) -> LabelledTexts:
     """Load the data that data settings name (``DataSettings``, or a ``RecipeConfig``: ``data``, its columns,
     ``labels``, ``data_config``, ``val_fraction``); ``seed`` for the held-out split, default the config's own."""
-    columns = Columns(text=config.text_column, label=config.label_column, pair=config.pair_column)
+    columns = Columns(text=config.text_column, label=config.label_column, pair=config.pair_column,
+                      label_sep=getattr(config, "label_sep", None))
     return load_data(config.data, columns, config.labels, config.data_config, config.val_fraction,
                      config.seed if seed is None else seed)

@@ -22,6 +22,18 @@ class Columns:
     text: str = "text"
     label: str = "label"
     pair: str | None = None
+    label_sep: str | None = None  # several labels per text in the label column, separated by this
+
+    @property
+    def flag_columns(self) -> list[str] | None:
+        """``label`` naming two or more comma-separated columns: one 0/1 column per label."""
+        names = [n.strip() for n in self.label.split(",")]
+        return names if len(names) > 1 else None
+
+    @property
+    def multilabel(self) -> bool:
+        """Several labels per text: a separator, or one 0/1 column per label (``data.label_sets``)."""
+        return bool(self.label_sep) or self.flag_columns is not None
 
 
 def read_folder(folder: Path, columns: Columns) -> dict:
@@ -108,7 +120,10 @@ def _read_file(path: Path, kind: str, columns: Columns, cache: str):
 
 def take_columns(ds, columns: Columns, source: str, where):
     """Take the text, pair and label columns of a datasets table, checking every row."""
-    for name, flag in [(columns.text, "--text-column"), (columns.label, "--label-column"),
+    from ktrain_recipes.data import label_sets
+
+    label_column = None if columns.flag_columns else columns.label
+    for name, flag in [(columns.text, "--text-column"), (label_column, "--label-column"),
                        (columns.pair, "--pair-column")]:
         if name is not None and name not in ds.column_names:
             raise RecipesError(f"{source}: no column '{name}' (columns: {', '.join(ds.column_names)}): "
@@ -117,7 +132,15 @@ def take_columns(ds, columns: Columns, source: str, where):
     if columns.pair:
         seconds = [_text(v, where(i), columns.pair) for i, v in enumerate(ds[columns.pair])]
         texts = list(zip(texts, seconds))
+    if columns.flag_columns:
+        return texts, label_sets.from_flag_columns(ds, columns.flag_columns, source, where), where
     values = list(ds[columns.label])
+    if columns.label_sep:
+        for i, value in enumerate(values):
+            if value is None:
+                raise RecipesError(f"{where(i)}: empty label set in column '{columns.label}'; every text needs one")
+        return texts, [label_sets.split_cell(v, columns.label_sep, where(i)) for i, v in enumerate(values)], where
+    label_sets.refuse_hidden_sets(values, where)
     for i, value in enumerate(values):
         if value is None or (isinstance(value, str) and not value.strip()):
             raise RecipesError(f"{where(i)}: empty label in column '{columns.label}'; every row needs one")

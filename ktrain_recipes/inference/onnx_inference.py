@@ -15,7 +15,7 @@ from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.inference import onnx_convert
 from ktrain_recipes.predictor.loading import load_consistent
 from ktrain_recipes.predictor.manifest import DERIVED, ONNX_FP32, ONNX_INT8, sha256_file
-from ktrain_recipes.predictor.saved import SavedPredictor, read_predictor
+from ktrain_recipes.predictor.saved import SavedPredictor, label_sets_of, read_predictor
 from ktrain_recipes.predictor.staging import staged_predictor
 from ktrain_recipes.data.maxlen import tokenize
 
@@ -101,6 +101,7 @@ class OnnxPredictor:
                                f"{len(self.classes)} labels: re-run train")
         self.maxlen = int(manifest["maxlen"])
         self.pairs = manifest.get("pairs")
+        self.multilabel, self.thresholds = label_sets_of(saved)  # several labels per text: a sigmoid each
         self.identity = {**saved.identity, "backend": "int8" if self.int8 else "onnx-fp32"}
         self.saved = saved
         self.tokenizer = AutoTokenizer.from_pretrained(saved.source, local_files_only=True)  # this save's own
@@ -110,7 +111,8 @@ class OnnxPredictor:
         return list(self.classes)
 
     def predict_proba(self, texts: list) -> np.ndarray:
-        """Softmax probabilities (texts x labels) for a list of texts or (text, text) pairs.
+        """Softmax probabilities (texts x labels) for a list of texts or (text, text) pairs; for a predictor of
+        several labels per text, a sigmoid per label.
 
         The texts are tokenized once, then run in calls of like length (``batch_policy.length_groups``: at most
         ``batch_size`` texts and ``CALL_TOKENS`` padded tokens each), each padded only to its own longest text, and the
@@ -131,6 +133,8 @@ class OnnxPredictor:
         if return_proba:
             return probs[0] if single else probs
         labels = [self.classes[i] for i in probs.argmax(axis=1)]
+        if self.multilabel:  # ktrain's form: (label, probability) for every label
+            labels = [list(zip(self.classes, row)) for row in probs]
         return labels[0] if single else labels
 
     def _proba(self, features: dict[str, list[list[int]]]) -> np.ndarray:
@@ -148,6 +152,8 @@ class OnnxPredictor:
                     array[r, :len(row)] = row
             feed[name] = array
         logits = self.session.run(None, feed)[0]
+        if self.multilabel:  # as ktrain's predictor does for a model trained with binary cross-entropy
+            return 1.0 / (1.0 + np.exp(-logits))
         exp = np.exp(logits - logits.max(axis=1, keepdims=True))
         return exp / exp.sum(axis=1, keepdims=True)
 

@@ -45,6 +45,8 @@ class KtrainClassifier:
         self.maxlen = int(predictor.preproc.maxlen)
         self.tokenizer = predictor.preproc.get_tokenizer()
         self.pairs = getattr(predictor, "pairs", None)  # set by load_checked_predictor from the manifest
+        self.multilabel = bool(getattr(predictor, "multilabel", False))  # several labels per text (a sigmoid each)
+        self.thresholds = getattr(predictor, "thresholds", None)  # chosen on validation (inference.thresholds)
 
     def predict_proba(self, texts: list) -> np.ndarray:
         return np.asarray(self.predictor.predict(list(texts), return_proba=True)).reshape(len(texts), -1)
@@ -92,17 +94,43 @@ def classify(predictor, texts, proba: bool = False, chunk: int = CLASSIFY_CHUNK,
     for start in range(0, len(texts), chunk):
         idx = order[start:start + chunk]
         probs[idx] = model.predict_proba([texts[i] for i in idx])
+    sets = label_sets(model, probs)
     if report:
         rows = []
-        for row, n, cut_here in zip(probs, lengths, was_cut):
+        for i, (row, n, cut_here) in enumerate(zip(probs, lengths, was_cut)):
             rows.append({"label": model.classes[int(row.argmax())], "tokens": int(min(n, model.maxlen)),
                          "truncated": bool(n > model.maxlen or cut_here)})
+            if sets is not None:  # the labels over their thresholds; "label" stays the most probable one
+                rows[-1]["labels"] = sets[i]
             if proba:
                 rows[-1]["probabilities"] = {c: float(p) for c, p in zip(model.classes, row)}
         return rows
     if proba:
         return probs
+    if sets is not None:
+        return sets
     return [model.classes[i] for i in probs.argmax(axis=1)]
+
+
+def threshold_cuts(predictor) -> np.ndarray | None:
+    """For a predictor of several labels per text, the probability each label needs (its threshold chosen on
+    validation; 0.5 each for a predictor saved without them); None for a predictor of one label per text."""
+    model = as_classifier(predictor)
+    if not getattr(model, "multilabel", False):
+        return None
+    from ktrain_recipes.inference.thresholds import threshold_vector
+
+    thresholds = getattr(model, "thresholds", None)
+    return threshold_vector(thresholds, model.classes) if thresholds else np.full(len(model.classes), 0.5, np.float32)
+
+
+def label_sets(model, probs: np.ndarray) -> list[list[str]] | None:
+    """For a predictor of several labels per text, each text's labels over their thresholds (``threshold_cuts``);
+    None for a predictor of one label per text."""
+    from ktrain_recipes.inference.thresholds import labels_over
+
+    cuts = threshold_cuts(model)
+    return None if cuts is None else labels_over(probs, cuts, model.classes)
 
 
 def open_predictor(folder: str | os.PathLike, int8: bool = False, strict: bool = False,

@@ -22,8 +22,8 @@ from typing import Callable, TypeVar
 
 from ktrain_recipes.batch_policy import KTRAIN_BATCH
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.predictor.saved import (FolderPin, SavedPredictor, SwappedWhileOpened, manifest_stamp,
-                                            read_predictor)
+from ktrain_recipes.predictor.saved import (FolderPin, SavedPredictor, SwappedWhileOpened, label_sets_of,
+                                            manifest_stamp, read_predictor)
 from ktrain_recipes.predictor.swaps import recover, swap_in_progress
 from ktrain_recipes.segments import recorded_segment_ids
 
@@ -179,6 +179,7 @@ def predictor_from(saved: SavedPredictor, batch_size: int = KTRAIN_BATCH, unpick
     predictor = (_load_with_pickle(saved, batch_size) if unpickle_preproc
                  else _rebuild_predictor(saved, batch_size))
     predictor.pairs = saved.pairs  # True, False, or None when the save did not record it
+    predictor.multilabel, predictor.thresholds = label_sets_of(saved)
     return predictor
 
 
@@ -216,7 +217,8 @@ def _rebuild_predictor(saved: SavedPredictor, batch_size: int):
                            f"{len(names)} labels: re-run train")
     preproc = Transformer.__new__(Transformer)  # __init__ would load the model once more to read its signature
     preproc.__dict__.update(
-        maxlen=int(manifest["maxlen"]), c=names, lang="en", multilabel=False, preprocess_train_called=True,
+        maxlen=int(manifest["maxlen"]), c=names, lang="en", multilabel=manifest.get("multilabel") is True,
+        preprocess_train_called=True,
         model_name=str(folder), name=config.model_type, config=config,
         model_type=TFAutoModelForSequenceClassification, tokenizer_type=AutoTokenizer,
         use_token_type_ids=recorded_segment_ids(manifest),  # as trained (segments.py)
@@ -230,6 +232,8 @@ def _rebuild_predictor(saved: SavedPredictor, batch_size: int):
     # ktrain's predictor reads model.loss; ktrain compiles with one optimizer shared by the whole process
     # (utils.DEFAULT_OPT), which a tf.distribute strategy scope then claims: a fresh one here keeps a load
     # after distributed training in the same process working
-    model.compile(loss=tf.keras.losses.CategoricalCrossentropy(from_logits=True),
-                  optimizer=tf.keras.optimizers.Adam(), metrics=["accuracy"])
+    # the loss is also how ktrain's predictor tells several labels per text (a sigmoid each) from one (softmax)
+    loss = tf.keras.losses.BinaryCrossentropy(from_logits=True) if preproc.multilabel else \
+        tf.keras.losses.CategoricalCrossentropy(from_logits=True)
+    model.compile(loss=loss, optimizer=tf.keras.optimizers.Adam(), metrics=["accuracy"])
     return ktrain.get_predictor(model, preproc, batch_size=batch_size)

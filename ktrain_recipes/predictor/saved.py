@@ -269,3 +269,17 @@ def _metrics(folder: Path, raw: bytes) -> dict:
     except ValueError:
         raise RecipesError(f"'{folder}/{METRICS}' is not readable JSON: re-run train to recreate it") from None
     return metrics if isinstance(metrics, dict) else {}
+
+
+def label_sets_of(saved: SavedPredictor) -> tuple[bool, dict | None]:
+    """Whether the save gives several labels per text, and its thresholds (checked: one per label, each in (0, 1))."""
+    from ktrain_recipes.inference.thresholds import threshold_vector
+
+    manifest = saved.manifest
+    if manifest.get("multilabel") is not True:
+        return False, None
+    try:
+        threshold_vector(manifest.get("thresholds"), list(manifest["label_names"]))
+    except RecipesError as exc:
+        raise RecipesError(f"'{saved.folder}/manifest.json': {exc}") from None
+    return True, manifest["thresholds"]

@@ -85,9 +85,11 @@ class Stage:
         check_preproc_describes_model(predictor)
         predictor.save(str(self.path))
         classes = list(predictor.get_classes())
-        add_label_names(self.path, classes)
+        multilabel = bool(getattr(predictor, "multilabel", False))
+        add_label_names(self.path, classes, multilabel)
+        sets = {"multilabel": True, "thresholds": metrics["thresholds"]} if multilabel else {}
         return self.commit(classes, int(predictor.preproc.maxlen), metrics, kind="classifier",
-                           pairs=metrics.get("pairs"),
+                           pairs=metrics.get("pairs"), **sets,
                            **{SEGMENT_KEY: bool(getattr(predictor.preproc, "use_token_type_ids", False))})
 
     def commit(self, label_names: list[str], maxlen: int, metrics: dict, **extra) -> Path:
@@ -181,11 +183,15 @@ def check_preproc_describes_model(predictor) -> None:
                                f"has {have}: give ktrain.get_predictor a preprocessor whose config is the model's")
 
 
-def add_label_names(folder: Path, names: list[str]) -> None:
-    """Write id2label/label2id into config.json, so transformers' own loaders show our label names."""
+def add_label_names(folder: Path, names: list[str], multilabel: bool = False) -> None:
+    """Write id2label/label2id into config.json, so transformers' own loaders show our label names; with several
+    labels per text, ``problem_type`` too, so that transformers (its pipeline, vLLM) applies a sigmoid per label,
+    not a softmax."""
     path = folder / "config.json"
     if path.is_file():
         config = json.loads(path.read_text())
         config["id2label"] = {str(i): n for i, n in enumerate(names)}
         config["label2id"] = {n: i for i, n in enumerate(names)}
+        if multilabel:
+            config["problem_type"] = "multi_label_classification"
         path.write_text(json.dumps(config, indent=2))

@@ -116,6 +116,8 @@ def run_recipe(config: RecipeConfig, dataset: LabelledTexts | None = None, per_e
     identity = checkpoint_identity(run, maxlen)  # what --resume must find again: known once maxlen is
 
     t = transformer_preprocessor(model_path, maxlen, ds.label_names, batch)
+    if ds.multilabel:  # ktrain discovers it from the multi-hot rows too; said here so that a sample never decides
+        t.multilabel = True
     trn = t.preprocess_train(run.train[0], ds.label_ids(run.train[1]), verbose=0)
     val_data = t.preprocess_test(run.val[0], ds.label_ids(run.val[1]), verbose=0)
     if config.bucketing:
@@ -197,11 +199,13 @@ def _train_and_save(run: Run, learner, preproc, identity: dict, chief: bool = Tr
                                       class_weight=class_weight)
         model, preproc = finish(learner.model, preproc) if finish else (learner.model, preproc)
         predictor = ktrain.get_predictor(model, preproc, batch_size=learner.batch_size)
+        predictor.multilabel = ds.multilabel  # what classify and the save read (ktrain infers it from the loss)
         test = (ds.texts("test"), ds.labels("test")) if "test" in ds.splits and not trained.get("interrupted") else None
         metrics = measure(predictor, run.val, ds.label_names, test)
         record_run(metrics, config, preproc.maxlen, trained, learner, n_train=len(run.train[0]), data_source=ds.source,
                    pairs=run.pairs, **found, **extra, **({"per_epoch": trained["per_epoch"]} if scorer else {}))
-        save_figure(plot_confusion_matrix(metrics), stage.path / "confusion_matrix.png")
+        if not ds.multilabel:  # several labels per text have no confusion matrix: their per-label table is in metrics
+            save_figure(plot_confusion_matrix(metrics), stage.path / "confusion_matrix.png")
         if not chief:
             note("trained; the chief (worker 0) saves the predictor")
             return metrics
@@ -229,6 +233,9 @@ def class_weights(config: RecipeConfig, labels: list[str], ds: LabelledTexts) ->
     """``--class-weight balanced``: n / (classes * count) per label id (scikit-learn's 'balanced'), printed."""
     if config.class_weight != "balanced":
         return None
+    if ds.multilabel:
+        raise RecipesError("--class-weight balanced weighs one label per text; with several labels per text, leave it "
+                           "out: the thresholds chosen per label on validation are what treats rare labels fairly")
     counts = {name: labels.count(name) for name in ds.label_names}
     weights = {i: len(labels) / (len(counts) * counts[name]) for i, name in enumerate(ds.label_names)}
     note("class weights: " + ", ".join(f"{n} {weights[i]:.2f}" for i, n in enumerate(ds.label_names)))

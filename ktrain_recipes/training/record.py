@@ -68,6 +68,8 @@ def measure(predictor, val: tuple[list, list], label_names: list[str], test: tup
     ``test``: the data's test split, scored once here, after training (the model was chosen on validation; nothing
     else reads it), as ``metrics["test"]``: accuracy, macro-F1 and its size.
     """
+    if getattr(predictor, "multilabel", False):
+        return measure_label_sets(predictor, val, label_names, test)
     metrics = score(val[1], classify(predictor, val[0]), label_names)
     print(format_report(metrics))
     metrics["inference"] = time_inference(lambda t: classify(predictor, t), val[0])
@@ -102,4 +104,28 @@ def record_run(metrics: dict, config: RecipeConfig, maxlen: int, trained: dict, 
         params=int(learner.model.count_params()), versions=package_versions(),
         cpu=cpu_model(), cpu_features=cpu_features(),
     )
+    return metrics
+
+
+def measure_label_sets(predictor, val: tuple[list, list], label_names: list[str],
+                       test: tuple[list, list] | None = None) -> dict:
+    """``measure`` for several labels per text: thresholds chosen on validation (``inference.thresholds``), the
+    validation scores with them, the inference timing, and the test split scored once with the same thresholds."""
+    from ktrain_recipes.data.label_sets import multi_hot
+    from ktrain_recipes.inference.thresholds import choose_thresholds, format_multilabel, score_with
+
+    probs = classify(predictor, val[0], proba=True)
+    thresholds = choose_thresholds(probs, multi_hot(val[1], label_names), label_names)
+    predictor.thresholds = thresholds  # classify gives the labels over them from now on
+    found = score_with(probs, multi_hot(val[1], label_names), label_names, thresholds)
+    print(format_multilabel(found))
+    metrics = {"multilabel": True, "accuracy": found["exact_match"], **found, "label_names": list(label_names),
+               "thresholds": thresholds}
+    metrics["inference"] = time_inference(lambda t: classify(predictor, t), val[0])
+    if test is not None and test[0] and not {n for row in test[1] for n in row} - set(label_names):
+        t = score_with(classify(predictor, test[0], proba=True), multi_hot(test[1], label_names), label_names,
+                       thresholds)
+        metrics["test"] = {"accuracy": t["exact_match"], **t}
+        print(f"test split ({len(test[0])} texts, scored once, thresholds chosen on validation): macro-F1 "
+              f"{t['macro_f1']:.4f}, micro-F1 {t['micro_f1']:.4f}, exact match {t['exact_match']:.4f}")
     return metrics

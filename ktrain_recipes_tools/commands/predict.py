@@ -39,7 +39,7 @@ def uses_tensorflow(args) -> bool:
 
 def run(args) -> None:
     from ktrain_recipes_tools.inference.output import write_predictions
-    from ktrain_recipes.inference.prediction import classify, open_predictor
+    from ktrain_recipes.inference.prediction import as_classifier, classify, open_predictor, threshold_cuts
 
     if bool(args.texts) == bool(args.input):
         raise RecipesError("give either TEXT arguments or --input FILE (one of them)")
@@ -84,9 +84,10 @@ def run(args) -> None:
 
         model = as_classifier(predictor)
         probs = classify(model, args.texts, proba=True)
-        with PredictionWriter(args.output, output_format(args.format, args.output), model.classes, args.proba) as w:
+        with PredictionWriter(args.output, output_format(args.format, args.output), model.classes, args.proba,
+                              cuts=threshold_cuts(model)) as w:
             w.write(list(args.texts), probs, counts=token_counts(model.tokenizer, list(args.texts), model.maxlen))
         return
     probs = classify(predictor, args.texts, proba=True)
-    write_predictions(args.texts, probs, predictor.get_classes(), output_format(args.format, args.output), args.proba,
-                      args.output)
+    write_predictions(args.texts, probs, as_classifier(predictor).classes, output_format(args.format, args.output),
+                      args.proba, args.output, cuts=threshold_cuts(predictor))

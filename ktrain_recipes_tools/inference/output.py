@@ -133,16 +133,18 @@ def jsonable(value):
 
 
 def format_predictions(texts: list[str], probs: np.ndarray, label_names: list[str], fmt: str = "text",
-                       proba: bool = False, table=None) -> str:
+                       proba: bool = False, table=None, cuts: np.ndarray | None = None) -> str:
     """Return predictions as text (label TAB [probabilities TAB] text), JSON records or CSV.
 
     Args:
       texts: the texts.  probs: texts x labels probabilities.  label_names: the predictor's labels.
       fmt: 'text', 'json', 'jsonl' or 'csv'.  proba: include one probability per label.
       table: the input CSV as a DataFrame; its columns are kept in CSV and JSON output.
+      cuts: a predictor of several labels per text: each label's threshold (``prediction.threshold_cuts``); each
+        text's labels are then those over it (``labels``: a list in JSON, ';'-joined in text and CSV).
     """
-    labels = [label_names[i] for i in probs.argmax(axis=1)]
-    records = prediction_records(texts, probs, label_names, proba or fmt == "csv", table)
+    records = prediction_records(texts, probs, label_names, proba or fmt == "csv", table, cuts=cuts)
+    labels = [shown_labels(r) for r in records]
     if fmt == "json":
         return json.dumps(records, indent=2, ensure_ascii=False, default=jsonable) + "\n"
     if fmt == "jsonl":
@@ -151,7 +153,7 @@ def format_predictions(texts: list[str], probs: np.ndarray, label_names: list[st
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=list(records[0]))
         writer.writeheader()
-        writer.writerows(records)
+        writer.writerows(flat_labels(records))
         return buffer.getvalue()
     lines = []
     for i, (text, label) in enumerate(zip(texts, labels)):
@@ -161,8 +163,20 @@ def format_predictions(texts: list[str], probs: np.ndarray, label_names: list[st
     return "\n".join(lines) + "\n"
 
 
+def shown_labels(record: dict) -> str:
+    """A record's answer in one field: its label, or its labels ';'-joined ('-' for none over its threshold)."""
+    if "labels" in record:
+        return ";".join(record["labels"]) or "-"
+    return record["label"]
+
+
+def flat_labels(records: list[dict]) -> list[dict]:
+    """Records for a table (CSV, parquet): a text's several labels as one ';'-joined string."""
+    return [{**r, "labels": ";".join(r["labels"])} if "labels" in r else r for r in records]
+
+
 def prediction_records(texts: list, probs: np.ndarray, label_names: list[str], proba: bool, table=None,
-                       counts: list[tuple[int, int]] | None = None) -> list[dict]:
+                       counts: list[tuple[int, int]] | None = None, cuts: np.ndarray | None = None) -> list[dict]:
     """One dict per text: the input's columns as given (or text, and pair), the label, with ``proba``
     p_<label>, and with ``counts`` (``truncation.token_counts``) ``tokens`` read and whether the text was
     ``truncated``. A .jsonl input keeps each row's own fields and values (``attrs['rows']``); a table keeps each
@@ -181,7 +195,10 @@ def prediction_records(texts: list, probs: np.ndarray, label_names: list[str], p
         row = {k: plain(v) for k, v in rows[i].items()} if rows is not None else {"text": text}
         if isinstance(text, tuple) and rows is None:
             row = {"text": text[0], "pair": text[1]}
-        row["label"] = label_names[int(probs[i].argmax())]
+        if cuts is not None:  # several labels per text: those over their thresholds, in the labels' order
+            row["labels"] = [n for n, p, c in zip(label_names, probs[i], cuts) if p >= c]
+        else:
+            row["label"] = label_names[int(probs[i].argmax())]
         if proba:
             row.update({f"p_{n}": round(float(p), 6) for n, p in zip(label_names, probs[i])})
         if counts is not None:
@@ -190,10 +207,11 @@ def prediction_records(texts: list, probs: np.ndarray, label_names: list[str], p
     return records
 
 
-def write_predictions(texts, probs, label_names, fmt="text", proba=False, output=None, table=None) -> None:
+def write_predictions(texts, probs, label_names, fmt="text", proba=False, output=None, table=None,
+                      cuts=None) -> None:
     """Format predictions (see ``format_predictions``) and write them to ``output`` (through a temporary file
     renamed into place) or stdout."""
-    content = format_predictions(texts, probs, list(label_names), fmt, proba, table)
+    content = format_predictions(texts, probs, list(label_names), fmt, proba, table, cuts)
     if not output:
         sys.stdout.write(content)
         return

@@ -33,7 +33,7 @@ def predict_file(predictor, path: str | os.PathLike, output: str | None = None, 
     from tqdm.auto import tqdm
 
     from ktrain_recipes.inference.prediction import as_classifier, classify
-    from ktrain_recipes.inference.prediction import cut
+    from ktrain_recipes.inference.prediction import cut, threshold_cuts
     from ktrain_recipes.inference.truncation import token_counts
 
     model = as_classifier(predictor)
@@ -42,7 +42,7 @@ def predict_file(predictor, path: str | os.PathLike, output: str | None = None, 
     fmt = output_format(fmt, output)
     if fmt == "parquet" and not output:
         raise RecipesError("parquet output needs --output FILE.parquet")
-    writer = PredictionWriter(output, fmt, model.classes, proba, inputs=(path,))
+    writer = PredictionWriter(output, fmt, model.classes, proba, inputs=(path,), cuts=threshold_cuts(model))
     bar = tqdm(total=count_rows(path), unit="texts", file=sys.stderr, disable=not progress, dynamic_ncols=True)
     start = 0
     with writer, bar:

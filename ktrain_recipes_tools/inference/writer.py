@@ -23,8 +23,9 @@ class PredictionWriter:
     (or to stdout). Formats: text (label TAB text), json (one list), jsonl, csv, parquet."""
 
     def __init__(self, output: str | os.PathLike | None, fmt: str, label_names: list[str], proba: bool,
-                 inputs: tuple = ()):
+                 inputs: tuple = (), cuts=None):
         self.fmt, self.names, self.proba = fmt, list(label_names), proba
+        self.cuts = cuts  # several labels per text: each label's threshold (prediction.threshold_cuts)
         self.output = check_output_file(output, inputs) if output else None
         self.rows = 0
         if self.output is not None:
@@ -42,11 +43,13 @@ class PredictionWriter:
     def write(self, texts: list, probs: np.ndarray, table=None, counts: list | None = None) -> None:
         """Write one chunk's records; ``counts``: each text's (tokens read, tokens it has), written as the columns
         ``tokens`` and ``truncated`` (``predict --report-truncation``)."""
-        from ktrain_recipes_tools.inference.output import prediction_records
+        from ktrain_recipes_tools.inference.output import flat_labels, prediction_records, shown_labels
         from ktrain_recipes.inference.prediction import escape
 
         records = prediction_records(texts, probs, self.names, self.proba or self.fmt in ("csv", "parquet"), table,
-                                     counts)
+                                     counts, cuts=self.cuts)
+        if self.fmt == "csv":
+            records = flat_labels(records)
         if self.fmt == "parquet":
             import pandas as pd
             import pyarrow as pa
@@ -79,7 +82,7 @@ class PredictionWriter:
                     part = "\t".join(f"{n}={record[f'p_{n}']:.3f}" for n in self.names) + "\t" if self.proba else ""
                     if "tokens" in record:
                         part += f"tokens={record['tokens']}\ttruncated={str(record['truncated']).lower()}\t"
-                    f.write(f"{record['label']}\t{part}{escape(shown)}\n")
+                    f.write(f"{shown_labels(record)}\t{part}{escape(shown)}\n")
         self.rows += len(records)
 
     def close(self) -> None:

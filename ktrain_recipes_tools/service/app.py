@@ -134,6 +134,7 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
     from fastapi.responses import HTMLResponse
 
     from ktrain_recipes_tools.service.schemas import ERRORS, PredictResponse, predict_request
+    from ktrain_recipes.inference.prediction import label_sets
     from ktrain_recipes.versions import package_versions
 
     PredictRequest = predict_request(settings.max_batch)
@@ -148,9 +149,11 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
             return result
         probs, used, counts = result
         names = used.classifier.classes
+        sets = label_sets(used.classifier, probs)  # several labels per text: those over their thresholds
         predictions = [{"label": names[int(row.argmax())],
                         "probabilities": {n: round(float(p), 6) for n, p in zip(names, row)},
-                        "tokens": read, "truncated": total > read} for row, (read, total) in zip(probs, counts)]
+                        "tokens": read, "truncated": total > read, **({"labels": sets[i]} if sets else {})}
+                       for i, (row, (read, total)) in enumerate(zip(probs, counts))]
         return {"predictions": predictions, "model": used.identity}
 
     add_classify_routes(app, steps.classify_items, batcher, settings.max_batch)
@@ -163,6 +166,8 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
         current = batcher.model
         return {"labels": current.identity["labels"], "maxlen": current.identity["maxlen"],
                 "backend": current.identity["backend"], "pairs": current.pairs, "model": current.identity,
+                "multilabel": bool(getattr(current.classifier, "multilabel", False)),
+                "thresholds": (getattr(current.classifier, "thresholds", None) or {}).get("per_label"),
                 "scores": current.metrics, "versions": package_versions(),
                 "limits": {"max_batch": settings.max_batch, "max_call": settings.max_call,
                            "max_call_tokens": settings.max_call_tokens,

@@ -122,6 +122,9 @@ class ClassifyItem(BaseModel):
     num_classes: int
     tokens: int
     truncated: bool
+    over_threshold: list[str] | None = Field(None, description="a predictor of several labels per text: the labels "
+                                             "whose probability (a sigmoid each, as vLLM gives for a "
+                                             "multi_label_classification model) reaches their threshold")
 
 
 class ClassifyResponse(BaseModel):
@@ -140,6 +143,7 @@ def add_classify_routes(app, classify_items, batcher, max_batch: int) -> None:
     and answer alike."""
     from fastapi import Response
 
+    from ktrain_recipes.inference.prediction import label_sets
     from ktrain_recipes_tools.service.schemas import ERRORS
 
     ClassifyRequest = classify_request(max_batch)
@@ -165,8 +169,10 @@ def add_classify_routes(app, classify_items, batcher, max_batch: int) -> None:
             return as_vllm_error(result)
         probs, used, counts = result
         names = used.classifier.classes
+        sets = label_sets(used.classifier, probs)
         data = [{"index": i, "label": names[int(row.argmax())], "probs": [round(float(p), 6) for p in row],
-                 "num_classes": len(names), "tokens": read, "truncated": total > read}
+                 "num_classes": len(names), "tokens": read, "truncated": total > read,
+                 **({"over_threshold": sets[i]} if sets else {})}
                 for i, (row, (read, total)) in enumerate(zip(probs, counts))]
         tokens = sum(read for read, _ in counts)
         return {"id": f"classify-{uuid.uuid4().hex}", "object": "list", "created": int(time.time()),

@@ -31,6 +31,9 @@ class Prediction(BaseModel):
     probabilities: dict[str, float]
     tokens: int = Field(description="tokens the model read, special tokens included (at most its maxlen)")
     truncated: bool = Field(description="whether the text was longer than the model reads, and was cut")
+    labels: list[str] | None = Field(None, description="a predictor of several labels per text: the labels whose "
+                                     "probability reaches their threshold (chosen on validation), possibly none; "
+                                     "'label' is then the most probable one")
 
 
 class PredictResponse(BaseModel):
