@@ -158,7 +158,7 @@ def _label_sets(raw: dict, given: list[str] | None, columns: Columns, source: st
     names = [str(n) for n in given] if given else sorted({n for row in first[1] for n in row})
     check_names(names, columns.label_sep)
     known = set(names)
-    for split, (texts, rows, where) in raw.items():
+    for split, (_texts, rows, where) in raw.items():
         for i, row in enumerate(rows):
             unknown = [n for n in row if n not in known]
             if unknown:
