@@ -74,6 +74,9 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._in_headers, self._unparsed = True, 0  # bytes of this message's head not yet seen whole
         self._discarding, self._discarded = False, 0
         self._framing = self._body_calls = 0  # a chunked body's bytes that are not body (sizes, trailers)
+        # body calls on this connection, never reset: whether a read fed any body is told by this count, since
+        # a read that ends one request and starts the next resets the per-request one inside the parse
+        self._body_seen = 0
         self._arm_headers()
 
     def _arm_headers(self) -> None:
@@ -142,14 +145,14 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             if self._discarded > DRAIN_BYTES:
                 self.transport.close()
             return
-        body_before = self._body_calls
+        body_before = self._body_seen
         super().data_received(data)
         if self.transport.is_closing():
             return
         if self._in_headers:  # the whole chunk went into a head that is still incomplete
             self._unparsed += len(data)
             over = self._unparsed > self.connection_limits.max_header_bytes
-        elif self._body_expected and not self._message_complete and self._body_calls == body_before:
+        elif self._body_expected and not self._message_complete and self._body_seen == body_before:
             self._framing += len(data)  # nothing of it was body: chunk framing or an endless trailer
             over = self._framing > self.connection_limits.max_header_bytes + 16 * self._body_calls
         else:
@@ -203,6 +206,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_body(self, body: bytes) -> None:
         self._body_calls += 1
+        self._body_seen += 1
         if self.cycle is not None and self.cycle.response_complete:  # a refused body, drained
             self._drained += len(body)
             if self._drained > DRAIN_BYTES:
