@@ -54,11 +54,11 @@ def test_classify_takes_one_text_and_may_leave_the_model_out(client):
 
 @pytest.mark.parametrize("body, status, words", [
     ({"model": "another-model", "input": ["hi there"]}, 404, "is not served here"),
-    ({"input": []}, 422, "is empty"),
-    ({"input": ["   "]}, 422, "input[0] is empty"),
-    ({"input": [1, 2]}, 422, "input"),
-    ({"model": "x"}, 422, "input"),
-    (b'{"input": ["ok", "\\ud800"]}', 422, "input[1]"),
+    ({"input": []}, 400, "is empty"),
+    ({"input": ["   "]}, 400, "input[0] is empty"),
+    ({"input": [1, 2]}, 400, "input[0] is token ids"),
+    ({"model": "x"}, 400, "input"),
+    (b'{"input": ["ok", "\\ud800"]}', 400, "input[1]"),
 ])
 def test_classify_errors_are_vllms_json_errors(client, body, status, words):
     response = (client.post("/classify", content=body, headers={"content-type": "application/json"})
@@ -69,16 +69,19 @@ def test_classify_errors_are_vllms_json_errors(client, body, status, words):
     assert words in error["message"] and "\n" not in error["message"]
 
 
-@pytest.mark.parametrize("field, value", [("use_activation", False), ("truncate_prompt_tokens", 5),
-                                          ("truncate_prompt_tokens", -2), ("truncation_side", "left")])
+@pytest.mark.parametrize("field, value", [("truncate_prompt_tokens", 5), ("truncate_prompt_tokens", 513),
+                                          ("truncate_prompt_tokens", -2), ("truncation_side", "left"),
+                                          ("add_special_tokens", False)])
 def test_vllms_own_fields_are_refused_by_name_never_dropped(client, field, value):
     response = client.post("/classify", json={"input": ["i feel fine"], field: value})
-    assert response.status_code == 422 and response.json()["error"]["param"] == field
+    assert response.status_code == 400 and response.json()["error"]["param"] == field
     assert field in response.json()["error"]["message"]
 
 
 @pytest.mark.parametrize("field, value", [("use_activation", True), ("truncate_prompt_tokens", -1),
-                                          ("truncation_side", "right")])
+                                          ("truncation_side", "right"), ("add_special_tokens", True),
+                                          ("activation", True), ("softmax", True), ("user", "someone"),
+                                          ("priority", 0), ("request_id", "r1")])
 def test_vllms_own_fields_are_honoured_where_they_ask_what_is_served(client, field, value):
     answer = vllm_classify(client, "/classify", None, ["i feel fine"], **{field: value})
     assert answer["data"][0]["probs"] and abs(sum(answer["data"][0]["probs"]) - 1) < 1e-4
@@ -102,7 +105,7 @@ def test_truncation_is_reported_per_item_counted_and_refusable(client):
     assert refused.status_code == 422 and "texts[1] is" in refused.json()["error"]
     assert f"over this model's {meta['maxlen']}" in refused.json()["error"]
     also = client.post("/classify", json={"input": [LONG], "truncate": False})
-    assert also.status_code == 422 and "input[0] is" in also.json()["error"]["message"]
+    assert also.status_code == 400 and "input[0] is" in also.json()["error"]["message"]
     cut = vllm_classify(client, "/classify", None, [LONG])["data"][0]
     assert cut["truncated"] is True and cut["tokens"] == meta["maxlen"]
     after = client.get("/metrics").text
@@ -115,6 +118,8 @@ def test_truncation_is_reported_per_item_counted_and_refusable(client):
     assert "ktrain_recipes_tokens_read_bucket" in after
     left = client.post("/predict", json={"texts": ["hi"], "truncation_direction": "left"})
     assert left.status_code == 422 and "right" in left.json()["error"]
+    tei = client.post("/predict", json={"texts": ["hi"], "truncation_direction": "Right"})  # TEI's own spelling
+    assert tei.status_code == 200, tei.text
 
 
 def test_the_latency_by_length_counts_each_request_under_its_longest_item(client):
@@ -190,7 +195,7 @@ def test_truncation_is_reported_by_the_command_line_and_in_python(exported, tmp_
 def test_a_bad_input_list_is_refused_for_its_own_reason(client, inputs, words):
     """Battery v6 W4: each of these got the union's first complaint, "input.str: Input should be a valid string"."""
     response = client.post("/classify", json={"input": inputs})
-    assert response.status_code == 422, response.text
+    assert response.status_code == 400, response.text
     error = response.json()["error"]
     assert words in error["message"] and error["param"] == "input" and "valid string" not in error["message"]
 
@@ -198,6 +203,73 @@ def test_a_bad_input_list_is_refused_for_its_own_reason(client, inputs, words):
 def test_a_single_text_predictor_given_pairs_is_told_in_classifys_own_words(client):
     """W5: /classify told the client to send "texts", a field it does not take."""
     response = client.post("/classify", json={"input": [["a first", "a second"]]})
-    assert response.status_code == 422
+    assert response.status_code == 400
     message = response.json()["error"]["message"]
     assert 'send "input": ["...", ...]' in message and '"texts"' not in message
+
+
+# what vLLM's own classification tests (vllm-project/vllm, tests/entrypoints/pooling/classify/test_online.py) send
+# and assert, for the routes we claim
+
+
+def test_vllms_empty_input_tests_get_400(client):
+    for body in ({"input": ""}, {"input": []}):
+        response = client.post("/classify", json=body)
+        assert response.status_code == 400 and "error" in response.json(), response.text
+
+
+def test_vllms_truncate_prompt_tokens_past_the_model_is_400_naming_it(client):
+    maxlen = client.get("/metadata").json()["maxlen"]
+    response = client.post("/classify", json={"input": "test", "truncate_prompt_tokens": maxlen + 1})
+    assert response.status_code == 400 and "truncate_prompt_tokens" in response.json()["error"]["message"]
+    same = vllm_classify(client, "/classify", None, "test", truncate_prompt_tokens=maxlen)  # it means -1
+    assert same["data"][0]["probs"]
+
+
+@pytest.mark.parametrize("name", ["use_activation", "activation", "softmax"])
+def test_vllms_use_activation_false_gives_logits_whose_softmax_is_the_answer(client, name):
+    """vLLM's test_use_activation: default == true; false differs; softmax(false) == true. vLLM 0.10/0.11 named
+    the field activation and softmax: the same answer, not probabilities given for logits."""
+    import numpy as np
+
+    def probs(**fields):
+        return np.array(vllm_classify(client, "/classify", None, TEXTS[0], **fields)["data"][0]["probs"])
+
+    default, with_it, without = probs(), probs(**{name: True}), probs(**{name: False})
+    assert np.allclose(default, with_it, atol=1e-2)
+    assert not np.allclose(with_it, without, atol=1e-2)
+    exp = np.exp(without - without.max())
+    assert np.allclose(exp / exp.sum(), with_it, atol=1e-2)
+
+
+def test_vllms_chat_form_and_token_ids_are_refused_by_name(client):
+    chat = client.post("/classify", json={"messages": [{"role": "user", "content": "The cat sat on the mat."}]})
+    assert chat.status_code == 400 and chat.json()["error"]["param"] == "messages"
+    assert "send {\"input\"" in chat.json()["error"]["message"]
+    ids = client.post("/classify", json={"input": [[1986, 1985, 572], [9073, 323]]})
+    assert ids.status_code == 400 and "token ids" in ids.json()["error"]["message"]
+
+
+def test_the_answer_id_carries_the_request_id_and_models_have_created(client):
+    answer = client.post("/classify", json={"input": "hi"}, headers={"X-Request-Id": "abc123"}).json()
+    assert answer["id"] == "classify-abc123"
+    listed = client.get("/v1/models").json()["data"][0]
+    assert isinstance(listed["created"], int) and listed["object"] == "model"
+
+
+def test_every_error_on_the_vllm_routes_is_in_vllms_shape(client):
+    """413, 404 and a validation refusal on /classify: one shape; /predict keeps its own."""
+    big = client.post("/classify", json={"input": ["x" * 30_000]})  # over max_body_bytes=20000
+    assert big.status_code == 413 and set(big.json()["error"]) == {"message", "type", "param", "code"}
+    nothing = client.post("/classify", content=b"{not json", headers={"content-type": "application/json"})
+    assert nothing.status_code == 400 and nothing.json()["error"]["code"] == 400
+    assert isinstance(client.post("/predict", json={"texts": ["x" * 30_000]}).json()["error"], str)
+
+
+def test_the_openapi_page_documents_vllms_error_shape_for_classify(client):
+    spec = client.get("/openapi.json").json()
+    for code in ("400", "413", "429", "503"):
+        ref = spec["paths"]["/classify"]["post"]["responses"][code]["content"]["application/json"]["schema"]["$ref"]
+        assert ref.endswith("/VllmErrorResponse"), ref
+    assert spec["paths"]["/predict"]["post"]["responses"]["422"]["content"]["application/json"]["schema"][
+        "$ref"].endswith("/ErrorResponse")

@@ -111,21 +111,23 @@ def _add_error_handling(app) -> None:
         else:
             message = str(first.get("msg", "invalid request")).splitlines()[0]
             message, status = f"{where or 'body'}: {message} (send {shape})", 422
-        if vllm:
-            from ktrain_recipes_tools.service.classify_api import vllm_error
+        if vllm:  # vLLM answers every refused request 400 (its tests assert it; the openai client: BadRequestError)
+            from ktrain_recipes_tools.service.classify_api import vllm_error, vllm_refusal
 
-            return vllm_error(status, message, where.split(".")[0] if where else None)
+            field = where.split(".")[0] if where else None
+            return vllm_refusal(exc.body, field) or vllm_error(400, message, field)
         return json_error(status, message)
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException):
-        return json_error(exc.status_code, str(exc.detail))
+        return json_error(exc.status_code, str(exc.detail), path=request.url.path)
 
     @app.exception_handler(Exception)
     async def failure(request: Request, exc: Exception):
         logging.getLogger("ktrain_recipes_tools.service.app").warning(
             "%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, str(exc)[:200])
-        return json_error(500, f"the server failed ({type(exc).__name__}); the request may be retried")
+        return json_error(500, f"the server failed ({type(exc).__name__}); the request may be retried",
+                          path=request.url.path)
 
 
 def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader: Reloader,

@@ -16,8 +16,10 @@ MODEL_ROUTES = ("/predict", "/classify", "/v1/classify")  # the routes that reac
 LARGE_BODY = 256 * 1024  # a request body from this size on: its memory is given back to the system when it ends
 
 
-async def send_json(send, status: int, message: str, headers: list | None = None) -> None:
-    body = json.dumps({"error": message}).encode()
+async def send_json(send, status: int, message: str, headers: list | None = None, path: str | None = None) -> None:
+    from ktrain_recipes_tools.service.schemas import error_content
+
+    body = json.dumps(error_content(status, message, path)).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                             *(headers or [])]})
@@ -47,8 +49,8 @@ class Exchange:
     the body counted as it streams in (chunked bodies have no Content-Length): past the limit, the app is told the
     body ended, and its answer is replaced by a 413; nothing more is read."""
 
-    def __init__(self, send, request_id: str | None, max_body: int):
-        self.send, self.request_id, self.max_body = send, request_id, max_body
+    def __init__(self, send, request_id: str | None, max_body: int, path: str | None = None):
+        self.send, self.request_id, self.max_body, self.path = send, request_id, max_body, path
         # None until an answer starts: a request never answered (its client or its body deadline gave up first)
         # is not counted as a status no client received
         self.status: int | None = None
@@ -73,7 +75,7 @@ class Exchange:
         # no "connection: close": the server reads and drops the rest of the body (bounded, see service.protocol),
         # so that a client that sends the whole body before reading gets this answer, not a broken pipe
         await send_json(self.send_with_id, 413, f"the request body is over {self.max_body} bytes: send fewer or "
-                        "shorter texts per request")
+                        "shorter texts per request", path=self.path)
 
     def limited(self, receive):
         """``receive``, counting the body: past the limit, the app is told the body ended."""
@@ -106,12 +108,12 @@ class Guard:
         headers = dict(scope.get("headers") or [])
         request_id = headers.get(b"x-request-id", b"")[:128].decode("latin-1") or uuid.uuid4().hex
         route = scope.get("path", "")
-        exchange = Exchange(send, request_id if self.request_ids else None, self.max_body)
+        exchange = Exchange(send, request_id if self.request_ids else None, self.max_body, route)
         counted = False
         try:
             if self.key and route not in PUBLIC and scope.get("method") != "OPTIONS" and not self._authorized(headers):
                 return await send_json(exchange.send_with_id, 401, "send the API key as 'Authorization: Bearer KEY'",
-                                       [(b"www-authenticate", b"Bearer")])
+                                       [(b"www-authenticate", b"Bearer")], route)
             length = headers.get(b"content-length")
             if length is not None and (not length.isdigit() or int(length) > self.max_body):
                 return await exchange.too_large()
@@ -126,7 +128,8 @@ class Guard:
                     return None
                 if self.in_flight >= self.max_concurrent:
                     return await send_json(exchange.send_with_id, 429, f"the server is busy ({self.in_flight} "
-                                           "requests in flight): retry after a second", [(b"retry-after", b"1")])
+                                           "requests in flight): retry after a second", [(b"retry-after", b"1")],
+                                           route)
                 self.in_flight += 1
                 counted = True
                 receive = _replay(body, receive)
@@ -138,7 +141,7 @@ class Guard:
             if exchange.status is not None:
                 raise
             await send_json(exchange.send_with_id, 503, "the service is shutting down: retry on another replica",
-                            [(b"retry-after", b"1"), (b"connection", b"close")])
+                            [(b"retry-after", b"1"), (b"connection", b"close")], route)
         except Exception:
             if exchange.status is None:  # uvicorn answers it with a 500
                 exchange.status = 500

@@ -77,6 +77,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         # body calls on this connection, never reset: whether a read fed any body is told by this count, since
         # a read that ends one request and starts the next resets the per-request one inside the parse
         self._body_seen = 0
+        self._path: str | None = None
         self._arm_headers()
 
     def _arm_headers(self) -> None:
@@ -115,7 +116,9 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
     def _answer(self, status: int, message: str, close: bool = True) -> None:
         if self.refusal_hook is not None:
             self.refusal_hook(status)
-        body = json.dumps({"error": message}).encode()
+        from ktrain_recipes_tools.service.schemas import error_content
+
+        body = json.dumps(error_content(status, message, self._path)).encode()
         head = [STATUS_LINE[status]]
         for name, value in self.server_state.default_headers:
             head += [name, b": ", value, b"\r\n"]
@@ -180,10 +183,12 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._header_bytes = self._header_count = self._drained = 0
         self._body_expected = self._message_complete = self.close_when_drained = False
         self._in_headers, self._unparsed, self._framing, self._body_calls = True, 0, 0, 0
+        self._path = None
         if self._timer is None:  # the next request on a kept-alive connection
             self._arm_headers()
 
     def on_url(self, url: bytes) -> None:
+        self._path = url.split(b"?")[0].decode("latin-1")  # which error shape a refusal answers in (schemas)
         self._count(len(url), header=False)
         super().on_url(url)
 

@@ -15,7 +15,8 @@ def predict_request(max_batch: int) -> type[BaseModel]:
         pairs: list[Annotated[list[str], Field(min_length=2, max_length=2)]] | None = Field(
             None, description="[first, second] text pairs (sentence-pair predictors)", max_length=max_batch)
         truncate: bool = Field(True, description=TRUNCATE)
-        truncation_direction: Literal["right"] = Field("right", description=DIRECTION)
+        # TEI spells it "Right": both are its one value
+        truncation_direction: Literal["right", "Right"] = Field("right", description=DIRECTION)
 
     return PredictRequest
 
@@ -45,11 +46,39 @@ class ErrorResponse(BaseModel):
     error: str
 
 
+class VllmError(BaseModel):
+    message: str
+    type: str
+    param: str | None = None
+    code: int
+
+
+class VllmErrorResponse(BaseModel):
+    """vLLM's error shape, which its routes (``/classify``, ``/v1/classify``) answer every error in."""
+
+    error: VllmError
+
+
 ERRORS = {status: {"model": ErrorResponse} for status in (400, 413, 422)}
+VLLM_ROUTES = ("/classify", "/v1/classify")
+VLLM_ERRORS = {status: {"model": VllmErrorResponse} for status in (400, 401, 404, 408, 413, 429, 431, 500, 503)}
+KINDS = {400: "BadRequestError", 401: "AuthenticationError", 404: "NotFoundError", 408: "BadRequestError",
+         413: "BadRequestError", 422: "BadRequestError", 429: "RateLimitError", 431: "BadRequestError",
+         503: "ServiceUnavailableError"}
 
 
-def json_error(status: int, message: str, headers: dict | None = None):
-    """An error as the service answers every one: JSON ``{"error": "one line"}`` (the ``ErrorResponse`` above)."""
+def error_content(status: int, message: str, path: str | None = None, param: str | None = None,
+                  kind: str | None = None) -> dict:
+    """The one error body of every layer (the connection, the guard, the routes): ``{"error": "one line"}``, or on
+    vLLM's routes vLLM's own ``{"error": {"message", "type", "param", "code"}}``."""
+    if path in VLLM_ROUTES:
+        return {"error": {"message": message, "type": kind or KINDS.get(status, "InternalServerError"),
+                          "param": param, "code": status}}
+    return {"error": message}
+
+
+def json_error(status: int, message: str, headers: dict | None = None, path: str | None = None):
+    """An error as the service answers every one (``error_content``), as a response."""
     from fastapi.responses import JSONResponse
 
-    return JSONResponse({"error": message}, status_code=status, headers=headers)
+    return JSONResponse(error_content(status, message, path), status_code=status, headers=headers)
