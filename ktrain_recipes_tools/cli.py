@@ -56,8 +56,10 @@ def main(argv: list[str] | None = None) -> int:
         extra = EXTRAS.get((exc.name or "").split(".")[0])
         if extra is None:
             raise
-        print(f"error: `{args.command}` needs {exc.name}, which this installation lacks: pip install "
-              f"\"ktrain_recipes[{extra}]\" (or, in a clone, pip install \".[{extra}]\")", file=sys.stderr)
+        # advice that can only install this checkout's own extra: the project publishes no package on any index, so
+        # a package name there could install whatever a stranger publishes under it (battery v7, X9)
+        print(f"error: `{args.command}` needs {exc.name}, which this installation lacks: from your clone of "
+              f"ktrain-recipes, pip install -e \".[{extra}]\" (the extra's pins: pyproject.toml)", file=sys.stderr)
         return 1
     except Terminated:
         print("stopped (SIGTERM)", file=sys.stderr)

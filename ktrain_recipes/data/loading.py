@@ -146,7 +146,29 @@ def load_data(source: str | os.PathLike | None = None, columns: Columns | None =
     data = LabelledTexts(splits, names, source if path.exists() else f"hub:{source}", files)
     if hold_out and "train" in splits and "validation" not in splits:
         _hold_out_validation(data, val_fraction, seed)
+    report_overlap(data)
     return data
+
+
+def report_overlap(data: LabelledTexts) -> None:
+    """Say once, with the counts, when validation or test texts are also training texts (their score is then
+    partly a training score), and when one training text carries two different labels (battery v7, X27)."""
+    if "train" not in data.splits:
+        return
+    texts, labels = data.splits["train"]
+    seen: dict = {}
+    for text, label in zip(texts, labels):
+        seen.setdefault(text, set()).add(label)
+    clashes = sum(len(v) > 1 for v in seen.values())
+    if clashes:
+        note(f"note: {clashes} training text(s) of {data.source} occur with two or more different labels: the model "
+             "cannot learn both; fix their labels or remove the duplicates")
+    for split in ("validation", "test"):
+        if split in data.splits:
+            shared = sum(t in seen for t in data.splits[split][0])
+            if shared:
+                note(f"note: {shared} of {len(data.splits[split][0])} {split} texts of {data.source} are also "
+                     f"training texts: their {split} score is partly a training score; remove them from one split")
 
 
 def _label_sets(raw: dict, given: list[str] | None, columns: Columns, source: str, files: dict,
@@ -172,6 +194,7 @@ def _label_sets(raw: dict, given: list[str] | None, columns: Columns, source: st
     data = LabelledTexts(splits, names, source, files, multilabel=True)
     if hold_out and "train" in splits and "validation" not in splits:
         _hold_out_validation(data, val_fraction, seed)
+    report_overlap(data)
     return data
 
 
@@ -237,8 +260,8 @@ def _names_of(values: list, names: list[str], where, split: str, by_position: bo
                 raise RecipesError(f"{where(i)}: label {whole} is an id beyond the {len(names)} label names given "
                                    f"({', '.join(names)}): integer labels are positions in that list")
             name = names[whole]
-        elif whole is not None and name not in known and 0 <= whole < len(names):
-            name = names[whole]  # an integer id into names given by the user or the hub
+        # a whole number among names the data chose (a star rating without 1s: '2'..'5') is a name as written, never
+        # a position: a test file's "1" would otherwise become the class '3' without a word (battery v7, X32)
         if name not in known:
             what = "the training data" if split != "train" else "the label names"
             raise RecipesError(f"{where(i)}: label '{name}' is not in {what} ({', '.join(names)})")

@@ -225,7 +225,9 @@ def _reader_args(path: Path, header: list[str] | None) -> dict:
     import datasets
 
     tsv = path.suffix.lower() == ".tsv"
-    features = datasets.Features({name: datasets.Value("string") for name in header})
+    # an empty header name (pandas' default to_csv writes the index under one; a spreadsheet's trailing comma) is
+    # the column pandas names "Unnamed: <position>", which is what the schema must call it
+    features = datasets.Features({(name or f"Unnamed: {i}"): datasets.Value("string") for i, name in enumerate(header)})
     return {"keep_default_na": False, **({"sep": "\t"} if tsv else {}), "features": features}
 
 

@@ -181,6 +181,15 @@ def lock_beside(out: Path, suffix: str, what: str, busy: str | None = None) -> I
             os.close(fd)
 
 
+def check_locks_free(out: Path) -> None:
+    """Refuse, before any work, an ``out`` whose writers' lock beside it belongs to another user: the save at the
+    end would be refused (battery v7, X102: three epochs trained, then refused)."""
+    path = Path(os.path.realpath(out)).parent / f".{Path(out).name}.lock"
+    owner = _other_owner(path)
+    if owner is not None:
+        raise RecipesError(_foreign("the writers' lock", path, owner))
+
+
 def _other_owner(path: Path) -> int | None:
     """The user id owning ``path`` when it is not this process's user; None otherwise or when it is gone."""
     try:

@@ -18,6 +18,7 @@ from ktrain_recipes.models import resolve_model
 from ktrain_recipes.plots import plot_confusion_matrix, save_figure
 from ktrain_recipes.segments import takes_segment_ids
 from ktrain_recipes.predictor.staging import check_out_dir, check_space, staged_predictor
+from ktrain_recipes.predictor.swaps import check_locks_free
 from ktrain_recipes.training.precision import float32_head, set_policy
 from ktrain_recipes.training.checkpoint import Checkpoint
 from ktrain_recipes.training.train import (
@@ -52,6 +53,7 @@ def start_run(config: RecipeConfig, dataset: LabelledTexts | None = None) -> Run
     if config.resume:
         check_resumable(config.out)
     out = check_out_dir(config.out, config.overwrite or config.resume)
+    check_locks_free(out)  # another user's lock beside --out would refuse the save after the whole training
     ds = dataset or load_data_for(config)
     train = sample(ds.texts("train"), ds.labels("train"), config.limit, config.seed)
     val = sample(ds.texts("validation"), ds.labels("validation"), config.eval_limit, config.seed)
@@ -209,7 +211,14 @@ def _train_and_save(run: Run, learner, preproc, identity: dict, chief: bool = Tr
         if not chief:
             note("trained; the chief (worker 0) saves the predictor")
             return metrics
-        stage.commit_predictor(predictor, metrics)
+        try:
+            stage.commit_predictor(predictor, metrics)
+        except RecipesError as exc:  # refused at the very end (another user's lock, say): the training is not lost
+            if checkpoint is None or not checkpoint.exists():
+                raise
+            raise RecipesError(f"{exc}. The trained run is kept in its checkpoint '{checkpoint.folder}': move it "
+                               f"into a folder of your own as .NAME.resume beside NAME and run the same train "
+                               f"command there with --resume --out NAME to save it without training again") from None
     if not trained.get("interrupted"):
         if config.keep_checkpoint:
             note(f"checkpoint kept in {checkpoint.folder} (--keep-checkpoint)")

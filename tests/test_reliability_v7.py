@@ -1,0 +1,109 @@
+"""Battery v7's silent and misleading cases (X32, X27, X31, X9, X102), each with the input the battery used."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ktrain_recipes.data.loading import load_data
+from ktrain_recipes.errors import RecipesError
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_whole_number_label_not_among_the_training_labels_is_refused_by_line(tmp_path):
+    """X32: train holds stars 2-5; a test "1" was read as position 1, the class '3', without a word."""
+    write(tmp_path / "train.csv", "text,label\n" + "".join(f"t{i},{2 + i % 4}\n" for i in range(20)))
+    write(tmp_path / "val.csv", "text,label\nv1,2\nv2,5\n")
+    write(tmp_path / "test.csv", "text,label\nok,3\none star,1\n")
+    with pytest.raises(RecipesError, match=r"test.csv:3: label '1' is not in the training data \(2, 3, 4, 5\)"):
+        load_data(tmp_path)
+
+
+def test_given_label_names_still_read_whole_numbers_as_positions(tmp_path):
+    path = write(tmp_path / "d.csv", "text,label\na,0\nb,1\nc,1\nd,0\n")
+    assert load_data(path, labels=["neg", "pos"], hold_out=False).labels("train") == ["neg", "pos", "pos", "neg"]
+
+
+def test_texts_shared_by_train_and_validation_are_counted_once(tmp_path, capsys):
+    """X27: 12 of 12 validation texts were training texts, and nothing said so."""
+    rows = "".join(f"text number {i},{'a' if i % 2 else 'b'}\n" for i in range(30))
+    write(tmp_path / "train.csv", "text,label\n" + rows + "text number 0,a\n")
+    write(tmp_path / "val.csv", "text,label\n" + "".join(f"text number {i},{'a' if i % 2 else 'b'}\n"
+                                                          for i in range(12)))
+    load_data(tmp_path)
+    err = capsys.readouterr().err
+    assert "12 of 12 validation texts" in err and "are also training texts" in err
+    assert "1 training text(s)" in err and "two or more different labels" in err  # 'text number 0': b and a
+
+
+def test_a_folder_without_overlap_says_nothing_of_it(tmp_path, capsys):
+    write(tmp_path / "train.csv", "text,label\na,x\nb,y\nc,x\n")
+    write(tmp_path / "val.csv", "text,label\nd,x\ne,y\n")
+    load_data(tmp_path)
+    assert "training texts" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content", [",text,label\n0,i am glad,joy\n1,so sad,sad\n",  # pandas' default to_csv
+                                     "text,label,\ni am glad,joy,\nso sad,sad,\n"])  # a spreadsheet's trailing comma
+def test_a_csv_with_an_unnamed_column_reads(tmp_path, content):
+    """X31 (regressed in v7): refused as 'cannot be read as csv (is it UTF-8 csv?)'."""
+    data = load_data(write(tmp_path / "d.csv", content), hold_out=False)
+    assert data.texts("train") == ["i am glad", "so sad"] and data.labels("train") == ["joy", "sad"]
+
+
+def test_the_missing_extra_advice_names_no_package_an_index_could_serve(monkeypatch, capsys, tmp_path):
+    """X9: 'pip install "ktrain_recipes[serve]"' would install whatever a stranger publishes under that name."""
+    from ktrain_recipes_tools import cli
+    from ktrain_recipes_tools.commands import serve
+
+    def missing(args):
+        raise ModuleNotFoundError("No module named 'fastapi'", name="fastapi")
+
+    monkeypatch.setattr(serve, "run", missing)
+    assert cli.main(["serve", "--predictor", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "ktrain_recipes[" not in err and "pip install -e \".[serve]\"" in err and "clone" in err
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a file owned by another user needs root")
+def test_another_users_writers_lock_refuses_the_run_before_it_trains(tmp_path, small_data, tiny_models, capsys):
+    """X102: the lock was looked at only at the save, after every epoch had trained."""
+    from ktrain_recipes_tools import cli
+
+    lock = tmp_path / ".v.lock"
+    lock.write_text("")
+    os.chown(lock, 4242, 4242)
+    code = cli.main(["train", "--model", tiny_models["bert"], "--data", str(small_data), "--epochs", "1",
+                     "--out", str(tmp_path / "v")])
+    err = capsys.readouterr().err
+    assert code == 1 and "belongs to another user (uid 4242)" in err
+    assert "Epoch" not in err and not (tmp_path / ".v.resume").exists()  # refused before any training
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a file owned by another user needs root")
+def test_a_save_refused_at_the_end_says_the_checkpoint_is_kept_and_how_to_save_it(tmp_path, small_data,
+                                                                                   tiny_models, monkeypatch):
+    """X102: the lock made by another user while the run trains: the message says what is kept and what to do."""
+    import ktrain_recipes as kr
+    from ktrain_recipes.predictor import staging
+
+    lock = tmp_path / ".v.lock"
+    real = staging.Stage.commit_predictor
+
+    def lock_appears(self, predictor, metrics):  # another user takes the lock while the epochs run
+        lock.write_text("")
+        os.chown(lock, 4242, 4242)
+        return real(self, predictor, metrics)
+
+    monkeypatch.setattr(staging.Stage, "commit_predictor", lock_appears)
+    with pytest.raises(RecipesError, match=r"belongs to another user.*The trained run is kept in its checkpoint "
+                                           r".*\.v\.resume.*--resume --out NAME") as error:
+        kr.run_recipe(kr.RecipeConfig(tiny_models["bert"], data=str(small_data), out=str(tmp_path / "v"), epochs=1,
+                                      batch_size=16, lr=1e-3))
+    assert "\n" not in str(error.value) and (tmp_path / ".v.resume").is_dir()
