@@ -90,3 +90,24 @@ def test_a_large_body_after_a_small_one_on_one_connection_is_not_431(server):
         assert answer(conn)[0] == 200
         conn.sendall(request(body_of(313_000), None))
         assert answer(conn)[0] == 200
+
+
+def test_the_connections_own_refusals_on_vllms_routes_are_in_vllms_shape(server):
+    """431 and 413 answered by the connection layer and the guard, before any route: on /classify in vLLM's
+    ``{"error": {"message", "type", "param", "code"}}``, on /predict as ``{"error": "one line"}``."""
+    import json
+
+    for path, vllm in (("/classify", True), ("/predict", False)):
+        with socket.create_connection(server, timeout=30) as conn:
+            conn.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nX-Big: ".encode() + b"a" * 40_000 + b"\r\n\r\n")
+            data = b""
+            while chunk := conn.recv(65536):
+                data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        error = json.loads(body)["error"]
+        assert head.startswith(b"HTTP/1.1 431")
+        assert (error["code"] == 431 and "over 32768 bytes" in error["message"]) if vllm else isinstance(error, str)
+        with socket.create_connection(server, timeout=30) as conn:
+            conn.sendall(request(body_of(MAX_BODY + 10), None).replace(b"/predict", path.encode()))
+            status, _ = answer(conn)
+        assert status == 413
