@@ -39,6 +39,35 @@ def emotion_repo(folder: Path, emotion, rows: int = 120) -> None:
     (folder / "README.md").write_text(card + "# emotion, a slice for the tests\n")
 
 
+def goemotions_repo(folder: Path) -> None:
+    """google-research-datasets/go_emotions as the hub lays out its "simplified" configuration: parquet files of
+    text, labels (a Sequence of ClassLabel) and id, from the slice the package ships."""
+    import datasets
+
+    from ktrain_recipes.data.loading import load_data
+
+    data = load_data(Path(kr_data_folder()) / "goemotions_slice")
+    names = data.label_names
+    features = datasets.Features({"text": datasets.Value("string"),
+                                  "labels": datasets.Sequence(datasets.ClassLabel(names=names)),
+                                  "id": datasets.Value("string")})
+    (folder / "simplified").mkdir(parents=True)
+    for split, ours in (("train", "train"), ("validation", "validation"), ("test", "test")):
+        texts, rows = data.texts(ours)[:200], data.labels(ours)[:200]
+        table = datasets.Dataset.from_dict({"text": texts, "labels": [[names.index(n) for n in r] for r in rows],
+                                            "id": [f"c{i}" for i in range(len(texts))]}, features=features)
+        table.to_parquet(str(folder / "simplified" / f"{split}-00000-of-00001.parquet"))
+    configs = "\n".join(f"  - split: {s}\n    path: simplified/{s}-*" for s in ("train", "validation", "test"))
+    (folder / "README.md").write_text(f"---\nconfigs:\n- config_name: simplified\n  data_files:\n{configs}\n"
+                                      "  default: true\n---\n# go_emotions, a slice for the tests\n")
+
+
+def kr_data_folder() -> str:
+    import ktrain_recipes
+
+    return str(Path(ktrain_recipes.__file__).parent / "data")
+
+
 @pytest.fixture(scope="module")
 def hub(tiny_models, emotion, tmp_path_factory):
     """The local hub, serving a tiny BERT (acme/tiny-bert), a KerasHub-readable BERT (acme/tiny-st-bert), a model
@@ -55,6 +84,7 @@ def hub(tiny_models, emotion, tmp_path_factory):
     config["chat_template"] = [{"name": "../../x", "template": "{{ messages }}"}]
     (bad / "tokenizer_config.json").write_text(json.dumps(config))
     emotion_repo(root / "datasets" / "dair-ai" / "emotion", emotion)
+    goemotions_repo(root / "datasets" / "google-research-datasets" / "go_emotions")
     with serving_hub(root) as url:
         yield url
 
@@ -126,3 +156,15 @@ def test_an_unknown_hub_model_is_named(hub, tmp_path):
                                         "resolve_model('acme/none')")
     assert done.returncode != 0
     assert "model 'acme/none' is not on the Hugging Face hub: check the id" in done.stderr
+
+
+def test_goemotions_from_the_hub_reads_as_several_labels_per_text(hub, tmp_path):
+    """The hub's go_emotions ("simplified"): a labels column of ClassLabel ids, several per text."""
+    done = on_hub(hub, tmp_path / "hf", "from ktrain_recipes.data.loading import load_data\n"
+                  "from ktrain_recipes.data.readers import Columns\n"
+                  "d = load_data('google-research-datasets/go_emotions', Columns(label='labels'), "
+                  "hub_config='simplified')\n"
+                  "print(d.multilabel, len(d.label_names), d.label_names[0], len(d.texts('train')), "
+                  "sum(len(r) > 1 for r in d.labels('train')) > 0)")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split()[-5:] == ["True", "28", "admiration", "200", "True"]

@@ -129,6 +129,7 @@ def load_data(source: str | os.PathLike | None = None, columns: Columns | None =
     else:
         raw, class_names = read_hub(source, hub_config, columns)
         files = {}
+    multilabel = multilabel or any(rows and isinstance(rows[0], tuple) for _, rows, _ in raw.values())
     if multilabel:
         return _label_sets(raw, labels or class_names, columns, source if path.exists() else f"hub:{source}", files,
                            val_fraction, seed, hold_out)
@@ -177,7 +178,10 @@ def _label_sets(raw: dict, given: list[str] | None, columns: Columns, source: st
     from ktrain_recipes.data.label_sets import check_names
 
     first = raw.get("train") or next(iter(raw.values()))
-    names = [str(n) for n in given] if given else sorted({n for row in first[1] for n in row})
+    names = [str(n) for n in given] if given else sorted({str(n) for row in first[1] for n in row})
+    if given:  # a hub dataset's ClassLabel ids are positions in its names
+        raw = {split: (texts, [tuple(names[n] if isinstance(n, int) and 0 <= n < len(names) else str(n) for n in row)
+                               for row in rows], where) for split, (texts, rows, where) in raw.items()}
     check_names(names, columns.label_sep)
     known = set(names)
     for split, (_texts, rows, where) in raw.items():

@@ -140,6 +140,11 @@ def take_columns(ds, columns: Columns, source: str, where):
             if value is None:
                 raise RecipesError(f"{where(i)}: empty label set in column '{columns.label}'; every text needs one")
         return texts, [label_sets.split_cell(v, columns.label_sep, where(i)) for i, v in enumerate(values)], where
+    if values and all(isinstance(v, (list, tuple)) for v in values):  # a hub dataset's Sequence(ClassLabel) column
+        for i, value in enumerate(values):
+            if not value:
+                raise RecipesError(f"{where(i)}: empty label set in column '{columns.label}'; every text needs one")
+        return texts, [tuple(v) for v in values], where
     label_sets.refuse_hidden_sets(values, where)
     for i, value in enumerate(values):
         if value is None or (isinstance(value, str) and not value.strip()):
@@ -264,6 +269,9 @@ def read_hub(name: str, config: str | None, columns: Columns):
     except Exception as exc:  # the hub client raises many types for "no network" or "no such dataset"
         raise hub_error(f"the dataset '{name}' ({type(exc).__name__}: {str(exc)[:120]})", fix) from None
     feature = next(iter(ds.values())).features.get(columns.label)
+    feature = getattr(feature, "feature", feature)  # several labels per text: a Sequence of ClassLabel
+    if isinstance(feature, list) and feature:  # datasets 4+ writes a Sequence of a ClassLabel as [ClassLabel]
+        feature = feature[0]
     class_names = list(feature.names) if hasattr(feature, "names") else None
     raw = {}
     for split, table in ds.items():
