@@ -8,15 +8,16 @@ notebooks reach; this package holds what an operator or a study runs on top of i
 - the studies the course reports (``studies/``: the four architectures' cost, the published models, ETHICS).
 
 Imports point one way: these modules import the helper, the helper never imports them (a contract import-linter
-checks: ``make lint``). Notebooks 03, 06, 08 and 09 import what they show from here by name, as d2l's chapters import
-``d2l``: ``import ktrain_recipes_tools as krt``. The names load their module on first use.
+checks: ``make lint``). Notebooks 03, 06, 08, 09 and 11 import what they show from here by name, as d2l's
+chapters import ``d2l``: ``import ktrain_recipes_tools as krt``. The names load their module on first use.
 """
 
 import ktrain_recipes  # noqa: F401  (first: the helper's compatibility shims, before anything imports TensorFlow)
 
-# What notebooks 03, 06, 08 and 09 show, by the module that owns each (tests/test_imports.py checks that every one is
-# shown in a notebook). The last group are the helper's own functions those notebooks use that the helper's face
-# leaves out.
+
+# What notebooks 03, 06, 08, 09 and 11 show, by the module that owns each (tests/test_imports.py checks that every
+# one is shown in a notebook). The last group are the helper's own functions those notebooks use that the helper's
+# face leaves out.
 _PUBLIC = {
     "studies.params": {
         "parameter_table": "parameters by part from each model's configuration",
@@ -63,6 +64,13 @@ _PUBLIC = {
         "cut_layers": "a student keeping every other encoder layer of a BERT-family model",
     },
     "training.augment": {"augment": "altered copies of texts for distillation's transfer data"},
+    "studies.label_sets": {
+        "tfidf_baseline": "several labels per text: TF-IDF and one logistic regression per label, the bar to beat",
+        "scored": "thresholds chosen on validation, then validation and the test split scored with them",
+        "grouping": "a grouping of the labels (GoEmotions' Ekman six) from its file",
+        "grouped": "a grouping's probabilities: each group's the largest of its labels'",
+        "grouped_truth": "each text's groups from its labels",
+    },
     # the helper's, shown only in these notebooks
     "ktrain_recipes.models": {
         "hub_reachable": "whether the hub answers, so that a cell can skip a download instead of hanging on it",
@@ -71,6 +79,10 @@ _PUBLIC = {
         "transformer_preprocessor": "text.Transformer told from the model whether it reads segment ids",
     },
     "ktrain_recipes.predictor.saved": {"read_manifest": "a saved predictor's manifest, checked"},
+    "ktrain_recipes.inference.thresholds": {
+        "choose_thresholds": "one threshold for all labels and one per label, chosen on validation",
+        "score_with": "macro-F1, micro-F1, exact match and per label with the thresholds (and with 0.5 beside)",
+    },
     "ktrain_recipes.plots": {
         "plot_latency_vs_accuracy": "models as bubbles: latency against accuracy, area by size",
         "plot_parameters": "each model's parameters by part",

@@ -348,4 +348,5 @@ pd.DataFrame({f"batch {config.batch_size}": metrics["report"][rarest], "batch 32
 # `labels=[...]`.
 #
 # **Next:**
-# [05_better_or_noise](05_better_or_noise.ipynb): is a change better, or noise? One recipe on five seeds.
+# [11_several_labels](11_several_labels.ipynb): when a text carries several labels at once (GoEmotions), and
+# thresholds chosen on dev. Then [05_better_or_noise](05_better_or_noise.ipynb): is a change better, or noise?

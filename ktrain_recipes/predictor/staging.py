@@ -85,7 +85,12 @@ class Stage:
         check_preproc_describes_model(predictor)
         predictor.save(str(self.path))
         classes = list(predictor.get_classes())
-        multilabel = bool(getattr(predictor, "multilabel", False))
+        # ktrain's own predictor of several labels per text says so in its preprocessor
+        multilabel = bool(getattr(predictor, "multilabel", None) or getattr(predictor.preproc, "multilabel", False))
+        if multilabel and not isinstance(metrics.get("thresholds"), dict):
+            raise RecipesError("a predictor of several labels per text is saved with the thresholds chosen on "
+                               "validation: put them in metrics['thresholds'] (choose_thresholds, "
+                               "ktrain_recipes.inference.thresholds)")
         add_label_names(self.path, classes, multilabel)
         sets = {"multilabel": True, "thresholds": metrics["thresholds"]} if multilabel else {}
         return self.commit(classes, int(predictor.preproc.maxlen), metrics, kind="classifier",
