@@ -107,3 +107,68 @@ def test_a_save_refused_at_the_end_says_the_checkpoint_is_kept_and_how_to_save_i
         kr.run_recipe(kr.RecipeConfig(tiny_models["bert"], data=str(small_data), out=str(tmp_path / "v"), epochs=1,
                                       batch_size=16, lr=1e-3))
     assert "\n" not in str(error.value) and (tmp_path / ".v.resume").is_dir()
+
+
+@pytest.mark.parametrize("content, words", [
+    ("text;label\ni am glad;joy\nso sad;sad\n", "looks separated by ';', not ','"),
+    ("\ufefftext;label\ni am glad;joy\nso sad;sad\n", "looks separated by ';'"),
+    ("text\tlabel\ni am glad\tjoy\n", "looks separated by '\\t'"),
+])
+def test_a_csv_with_another_separator_is_named_as_such(tmp_path, content, words):
+    """X20: a semicolon CSV was blamed on its column names ("no column 'text' (columns: text;label)")."""
+    with pytest.raises(RecipesError, match=words.replace("\\", "\\\\")):
+        load_data(write(tmp_path / "d.csv", content), hold_out=False)
+
+
+def test_a_header_repeated_mid_file_is_refused_by_line(tmp_path):
+    """X26: two CSVs pasted together became a class 'label' with one row."""
+    path = write(tmp_path / "d.csv", "text,label\na,x\nb,y\ntext,label\nc,x\n")
+    with pytest.raises(RecipesError, match=r"d.csv:4: the row repeats the header"):
+        load_data(path, hold_out=False)
+
+
+def test_a_workbook_and_utf16_without_a_bom_are_named(tmp_path):
+    """X29 (an .xlsx renamed .csv got the cp1252 advice) and X19 (UTF-16 with no byte-order mark)."""
+    (tmp_path / "book.csv").write_bytes(b"PK\x03\x04" + b"\x14\x00\x06\x00" * 50)
+    with pytest.raises(RecipesError, match="zip archive .*CSV UTF-8"):
+        load_data(tmp_path / "book.csv", hold_out=False)
+    (tmp_path / "wide.csv").write_bytes("text,label\ni am glad,joy\nso sad,sad\n".encode("utf-16-le"))
+    with pytest.raises(RecipesError, match="looks UTF-16"):
+        load_data(tmp_path / "wide.csv", hold_out=False)
+
+
+def test_labels_differing_only_by_case_are_named(tmp_path, capsys):
+    """X21: 'Joy' became a third class beside 'joy' without a word."""
+    load_data(write(tmp_path / "d.csv", "text,label\na,joy\nb,Joy\nc,sad\nd,joy\n"), hold_out=False)
+    assert "differ only by case or spaces are separate classes: 'Joy' and 'joy'" in capsys.readouterr().err
+
+
+def test_a_label_in_two_unicode_forms_is_one_label(tmp_path):
+    """X40: 'café' composed in train and decomposed in test was 'not in the training data (café, other)'."""
+    composed, decomposed = "caf\u00e9", "cafe\u0301"
+    write(tmp_path / "train.csv", "text,label\n" + "".join(f"t{i},{composed if i % 2 else 'other'}\n"
+                                                          for i in range(10)))
+    write(tmp_path / "val.csv", f"text,label\nv1,other\nv2,{decomposed}\n")
+    data = load_data(tmp_path)
+    assert data.label_names == ["caf\u00e9", "other"] and data.labels("validation") == ["other", "caf\u00e9"]
+
+
+def test_an_out_name_longer_than_the_file_system_allows_is_one_line(tmp_path):
+    """X113: a 300-character --out was an OSError traceback."""
+    from ktrain_recipes.predictor.staging import check_out_dir
+
+    with pytest.raises(RecipesError, match=r"is a name of 300 bytes; at most 233"):
+        check_out_dir(tmp_path / ("b" * 300))
+    check_out_dir(tmp_path / ("b" * 233))
+
+
+def test_classify_refuses_teis_left_truncation_as_predict_does(exported):
+    """W10: /classify read the first tokens of a text whose client asked for the last ones."""
+    from fastapi.testclient import TestClient
+
+    from ktrain_recipes_tools.service.app import create_app
+    from ktrain_recipes_tools.service.settings import ServiceSettings
+
+    with TestClient(create_app(ServiceSettings(str(exported), reload_interval=0))) as client:
+        response = client.post("/classify", json={"input": "hi", "truncation_direction": "left"})
+        assert response.status_code == 400 and response.json()["error"]["param"] == "truncation_direction"

@@ -138,6 +138,7 @@ def load_data(source: str | os.PathLike | None = None, columns: Columns | None =
         return _label_sets(raw, labels or class_names, columns, source if path.exists() else f"hub:{source}", files,
                            val_fraction, seed, hold_out)
     names = _choose_label_names(raw, labels or class_names)
+    note_lookalike_labels(names, source)
     unwritable = [n for n in names if any(c in n for c in "\n\r\t")]
     if unwritable:  # predict writes one line per text, its label tab-separated: such a name would break the lines
         raise RecipesError(f"{source}: the label {unwritable[0]!r} holds a line break or a tab, which a label name "
@@ -242,15 +243,35 @@ def _whole(value) -> int | None:
 def _choose_label_names(raw: dict, given: list[str] | None) -> list[str]:
     """The label names in id order: given (by the user or the hub), emotion's own, or sorted distinct values."""
     if given:
-        return [str(n) for n in given]
+        return [_nfc(str(n)) for n in given]
     first = raw.get("train") or next(iter(raw.values()))
     values = set(first[1])
     if all(_whole(v) is not None for v in values):
         return [str(v) for v in sorted({_whole(v) for v in values})]
-    values = {str(v).strip() for v in values}
+    values = {_nfc(str(v).strip()) for v in values}
     if values == set(EMOTION_LABELS):
         return list(EMOTION_LABELS)  # the emotion data's own order, as on the hub
     return sorted(values)
+
+
+def _nfc(value):
+    """A label in Unicode's composed form (NFC): 'café' typed on one machine and read from a macOS file name on
+    another are one label, not two that look alike."""
+    import unicodedata
+
+    return unicodedata.normalize("NFC", value) if isinstance(value, str) else value
+
+
+def note_lookalike_labels(names: list[str], source: str) -> None:
+    """Say which labels differ only by case or spaces ('joy' and 'Joy'): each is a class of its own."""
+    groups: dict = {}
+    for name in names:
+        groups.setdefault(" ".join(name.split()).casefold(), []).append(name)
+    alike = [g for g in groups.values() if len(g) > 1]
+    if alike:
+        shown = "; ".join(" and ".join(repr(n) for n in g) for g in alike[:3])
+        note(f"note: labels of {source} that differ only by case or spaces are separate classes: {shown}; write "
+             "each label one way if they mean the same")
 
 
 def _names_of(values: list, names: list[str], where, split: str, by_position: bool = False) -> list[str]:
@@ -262,7 +283,7 @@ def _names_of(values: list, names: list[str], where, split: str, by_position: bo
     known = set(names)
     out = []
     for i, value in enumerate(values):
-        name, whole = str(value).strip(), _whole(value)
+        name, whole = _nfc(str(value).strip()), _whole(value)
         if whole is not None and by_position:
             if not 0 <= whole < len(names):
                 raise RecipesError(f"{where(i)}: label {whole} is an id beyond the {len(names)} label names given "

@@ -174,6 +174,14 @@ def check_utf8(path: Path) -> None:
 
     decoder = codecs.getincrementaldecoder("utf-8")()
     with open(path, "rb") as f:
+        head = f.read(4096)
+        f.seek(0)
+        if head.startswith(b"PK\x03\x04"):  # a zip: an Excel workbook (.xlsx) saved under another name
+            raise RecipesError(f"{path} is a zip archive (an Excel workbook?), not a text file: in the spreadsheet, "
+                               "save it as 'CSV UTF-8'")
+        if len(head) >= 4 and head.count(b"\0") > len(head) // 4:  # letters with a NUL between them: UTF-16, no BOM
+            raise RecipesError(f"{path} looks UTF-16 (NUL bytes between its letters): save it as UTF-8 (a "
+                               "spreadsheet's 'CSV UTF-8', or: iconv -f utf-16le -t utf-8 FILE > NEW)")
         start = f.read(2)
         if start in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):  # a spreadsheet's "Unicode text": not cp1252
             raise RecipesError(f"{path} is UTF-16 (it starts with a UTF-16 byte-order mark): save it as UTF-8 (a "
@@ -206,11 +214,19 @@ def csv_rows(path: Path) -> tuple[list[str], list[int]]:
                 continue  # a blank line
             if header is None:
                 header = row
+                if len(row) == 1:  # one column: maybe another separator (spreadsheets save ';' in many locales)
+                    for other, advice in ((";", "save it with commas, or name it .tsv if its separator is a tab"),
+                                          ("\t", "name it .tsv"), (",", "name it .csv")):
+                        if other != sep and other in row[0]:
+                            raise RecipesError(f"{path}:{start}: the header {row[0][:60]!r} looks separated by "
+                                               f"{other!r}, not {sep!r}: {advice}")
                 twice = sorted({name for name in header if header.count(name) > 1})
                 if twice:
                     raise RecipesError(f"{path}:{start}: the header names the column '{twice[0]}' "
                                        f"{header.count(twice[0])} times: give each column its own name")
                 continue
+            if row == header:  # two files pasted together, the second's header left in: it would become a class
+                raise RecipesError(f"{path}:{start}: the row repeats the header ({', '.join(header)[:60]}): remove it")
             if len(row) > len(header):
                 raise RecipesError(f"{path}:{start}: {len(row)} fields, the header has {len(header)} (a text "
                                    "holding the separator must be quoted)")

@@ -22,6 +22,9 @@ from ktrain_recipes.predictor.swaps import (check_writable, recover, restage, st
                                            writers_lock)
 
 
+MAX_NAME = 255  # bytes in one file name on Linux' file systems (ext4, xfs, btrfs, tmpfs)
+
+
 def check_out_dir(out: str | os.PathLike, overwrite: bool = False, flag: str = "--out") -> Path:
     """Check, before any training, that ``out`` can receive a predictor; return it as a Path.
 
@@ -30,6 +33,11 @@ def check_out_dir(out: str | os.PathLike, overwrite: bool = False, flag: str = "
     option that named the folder, for the messages (``export`` rewrites its ``--predictor``).
     """
     out = Path(out)
+    longest = MAX_NAME - len(".resume.partial-000000")  # the longest name made beside it: the checkpoint's staging
+    if len(os.fsencode(out.name)) > longest:
+        raise RecipesError(f"{flag} '{out.name[:40]}...' is a name of {len(os.fsencode(out.name))} bytes; at most "
+                           f"{longest} (the file system allows {MAX_NAME}, and the run's lock and checkpoint beside it "
+                           "add to it): choose a shorter name")
     if out.is_symlink():  # a save renames a new folder over the link: its target would be left stale
         raise RecipesError(f"{flag} '{out}' is a symbolic link: name the folder itself ('{os.path.realpath(out)}')")
     recover(out)

@@ -98,6 +98,9 @@ def unsupported(body, maxlen: int) -> tuple[str, str] | None:
     if body.truncation_side is not None and body.truncation_side != "right":
         return "truncation_side", (f"truncation_side '{body.truncation_side}' is not served: the predictor keeps a "
                                    "text's first tokens ('right'); leave it out or set 'right'")
+    if body.truncation_direction is not None and body.truncation_direction not in ("right", "Right"):
+        return "truncation_direction", (f"truncation_direction '{body.truncation_direction}' is not served: the "
+                                        "predictor keeps a text's first tokens ('right'); leave it out or set 'right'")
     if body.add_special_tokens is False:
         return "add_special_tokens", ("add_special_tokens false is not served: the predictor was trained on texts "
                                       "with their [CLS]/[SEP] tokens; leave it out or set it to true")
@@ -155,6 +158,7 @@ def classify_request(max_batch: int) -> type[BaseModel]:
                                                    "there; another number is refused")
         truncation_side: str | None = Field(None, description="'right' (default): keep a text's first tokens")
         add_special_tokens: bool | None = Field(None, description="true (default); false is refused")
+        truncation_direction: str | None = Field(None, description="TEI's name, as /predict takes it: 'right' only")
 
     return ClassifyRequest
 
