@@ -172,3 +172,16 @@ def test_classify_refuses_teis_left_truncation_as_predict_does(exported):
     with TestClient(create_app(ServiceSettings(str(exported), reload_interval=0))) as client:
         response = client.post("/classify", json={"input": "hi", "truncation_direction": "left"})
         assert response.status_code == 400 and response.json()["error"]["param"] == "truncation_direction"
+
+
+def test_a_diverged_run_is_named_with_its_rate(tmp_path, small_data, tiny_models, capsys):
+    """X103: `--lr 100` (for 1e-4) reached a validation loss of 902.8, and was saved as a normal predictor."""
+    import ktrain_recipes as kr
+    from ktrain_recipes.training.train import exploded_loss
+
+    assert exploded_loss({"val_loss": [902.8]}, 6) and not exploded_loss({"val_loss": [0.45]}, 6)
+    assert exploded_loss({"val_loss": [0.11]}, 28) is None
+    kr.run_recipe(kr.RecipeConfig(tiny_models["bert"], data=str(small_data), out=str(tmp_path / "v"), epochs=1,
+                                  batch_size=16, lr=100.0, precision="float32", seed=42))  # finite, not NaN
+    err = capsys.readouterr().err
+    assert "training looks diverged at lr 100.0" in err and "times what answering every text alike scores" in err

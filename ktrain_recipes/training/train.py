@@ -266,6 +266,11 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
     if any(not math.isfinite(v) for v in losses):
         raise RecipesError(f"training diverged (the loss became NaN at lr {lr}): try a lower --lr; nothing "
                            "was saved")
+    labels = getattr(getattr(learner.model, "config", None), "num_labels", None)
+    exploded = exploded_loss(record.get("history", {}), labels if isinstance(labels, int) else 2)
+    if exploded:
+        note(f"warning: training looks diverged at lr {lr}: {exploded}; the predictor is saved, but its scores are "
+             "likely a constant answer's: try a lower --lr (a typo such as 100 for 1e-4?)")
     record["train_seconds"] = leg_base + time.perf_counter() - start
     record["optimizer_steps"] = int(learner.model.optimizer.iterations.numpy()) - record.get("start_iterations", 0)
     if checkpoint:
@@ -273,3 +278,19 @@ def fit_with_checkpoint(learner, lr: float, epochs: int, checkpoint: Checkpoint 
     wanted = min(average_last, epochs)
     averaged = 0 if interrupted or average_last < 2 else apply_average(average, learner.model, wanted)
     return {**record, "epoch_seconds": timer.seconds, "interrupted": interrupted, "averaged_epochs": max(averaged, 1)}
+
+
+EXPLODED = 10.0  # a validation loss this many times a constant answer's: the run diverged
+
+
+def exploded_loss(history: dict, n_labels: int) -> str | None:
+    """Why a finite validation loss says the run diverged, or None. A model that answers the same uniform
+    probabilities to every text scores ln(labels) (a softmax) or ln 2 per label (a sigmoid each, at most that
+    with several labels); a trained one scores far below it. Battery v7, X103: ``--lr 100`` ended at a validation
+    loss of 902.8 on 6 labels and was saved without a word."""
+    val = [v for v in history.get("val_loss", []) if math.isfinite(v)]
+    constant = math.log(max(n_labels, 2))
+    if not val or val[-1] <= EXPLODED * constant:
+        return None
+    return (f"the validation loss ended at {val[-1]:.4g}, {val[-1] / constant:.0f} times what answering every text "
+            f"alike scores ({constant:.2f})")
