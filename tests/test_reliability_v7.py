@@ -185,3 +185,24 @@ def test_a_diverged_run_is_named_with_its_rate(tmp_path, small_data, tiny_models
                                   batch_size=16, lr=100.0, precision="float32", seed=42))  # finite, not NaN
     err = capsys.readouterr().err
     assert "training looks diverged at lr 100.0" in err and "times what answering every text alike scores" in err
+
+
+def test_the_ethics_ranker_trains_in_the_precision_it_is_given(tiny_models):
+    """W32 (v6, still failing in v7): bfloat16 and float32 gave identical weights; precision was not in the identity,
+    so a bfloat16 checkpoint resumed in float32."""
+    import dataclasses
+
+    import numpy as np
+
+    import ktrain_recipes as kr
+    from ktrain_recipes_tools.studies.ethics_ranker import ranker_identity, train_ranker
+
+    pairs = [(f"i helped my friend move house number {i}", f"i ignored my friend number {i}") for i in range(32)]
+    config = kr.RecipeConfig(tiny_models["bert"], epochs=1, batch_size=8, lr=1e-3, seed=1, precision="float32")
+    weights = {}
+    for precision in ("float32", "bfloat16"):
+        scorer, _ = train_ranker(dataclasses.replace(config, precision=precision), pairs)
+        weights[precision] = [w.numpy() for w in scorer.trainable_weights]
+    assert max(float(np.abs(a - b).max()) for a, b in zip(*weights.values())) > 0
+    ids = {p: ranker_identity(dataclasses.replace(config, precision=p), 32, pairs, None) for p in weights}
+    assert ids["float32"] != ids["bfloat16"]

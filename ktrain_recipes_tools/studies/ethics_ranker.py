@@ -8,6 +8,8 @@ training state and the run's record after every epoch, so a run that was cut off
 
 from __future__ import annotations
 
+import dataclasses
+
 import time
 
 import numpy as np
@@ -74,7 +76,7 @@ def ranker_identity(config: RecipeConfig, maxlen: int, pairs: Pairs, val: Pairs 
 
     return {"model": config.model, "maxlen": maxlen, "data": digest(pairs), "validation": digest(val),
             "epochs": config.epochs, "lr": config.lr, "batch_size": config.batch_size, "seed": config.seed,
-            "weight_decay": config.weight_decay}
+            "weight_decay": config.weight_decay, "precision": config.precision}
 
 
 def train_ranker(config: RecipeConfig, pairs: Pairs, val: Pairs | None = None, test: Pairs | None = None,
@@ -95,6 +97,10 @@ def train_ranker(config: RecipeConfig, pairs: Pairs, val: Pairs | None = None, t
     from ktrain_recipes.training.checkpoint import restore_or_refuse, resume_callback
     from ktrain_recipes.training.train import set_seed
 
+    from ktrain_recipes.training.precision import choose_precision, float32_head, set_policy
+
+    if config.precision == "auto":  # what it trains in is what its identity and record hold
+        config = dataclasses.replace(config, precision=choose_precision("auto")[0])
     set_seed(config.seed)
     path = resolve_model(config.model)
     tokenizer = load_tokenizer(path)
@@ -104,7 +110,13 @@ def train_ranker(config: RecipeConfig, pairs: Pairs, val: Pairs | None = None, t
         record = checkpoint.resume() if config.resume else checkpoint.start_fresh()
     else:
         record = Checkpoint.empty_record()
-    scorer = TFAutoModelForSequenceClassification.from_pretrained(path, num_labels=1)
+    set_policy(config.precision)  # before the scorer is built (battery v6/v7, W32: --precision was ignored)
+    try:
+        scorer = TFAutoModelForSequenceClassification.from_pretrained(path, num_labels=1)
+    finally:
+        set_policy("float32")  # what this process loads later computes in float32
+    if config.precision != "float32":
+        float32_head(scorer)
     data = PairBatches(*(_encode(tokenizer, [p[i] for p in pairs], maxlen) for i in (0, 1)), config.batch_size,
                        config.seed)
     ranker = _compile(Ranker(scorer), config, len(data) * config.epochs)
