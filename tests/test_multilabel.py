@@ -274,3 +274,22 @@ def test_a_damaged_threshold_in_the_manifest_is_refused(multilabel_predictor, tm
     with pytest.raises(RecipesError, match="a threshold is not a number between 0 and 1") as error:
         kr.open_predictor(copy)
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.slow
+def test_evaluate_scores_label_sets_with_the_thresholds_and_refuses_the_other_shape(multilabel_predictor, tmp_path,
+                                                                                    capsys):
+    from ktrain_recipes_tools import cli
+
+    data = tmp_path / "data"
+    data.mkdir()
+    feelings_csv(data / "train.csv", 60, 7)
+    feelings_csv(data / "val.csv", 60, 8)
+    assert cli.main(["evaluate", "--predictor", str(multilabel_predictor), "--data", str(data), "--label-column",
+                     "feelings", "--label-sep", "|", "--json", str(tmp_path / "m.json")]) == 0
+    scores = json.loads((tmp_path / "m.json").read_text())
+    assert scores["multilabel"] and scores["n"] == 60 and "exact match" in capsys.readouterr().out
+    single = write(tmp_path / "one.csv", "text,label\ni am happy,happy\ni am tired,tired\ni am at work,work\n")
+    assert cli.main(["evaluate", "--predictor", str(multilabel_predictor), "--data", str(single),
+                     "--split", "all"]) == 1
+    assert "gives several labels per text, and the data has one label per text" in capsys.readouterr().err

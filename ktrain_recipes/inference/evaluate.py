@@ -76,7 +76,8 @@ def evaluate_saved(predictor_dir: str, data=None, split: str = "validation", lim
     """
     from ktrain_recipes.config import DataSettings
     from ktrain_recipes.data.loading import load_data_for, sample
-    from ktrain_recipes.inference.prediction import classify, open_predictor
+    from ktrain_recipes.errors import RecipesError
+    from ktrain_recipes.inference.prediction import as_classifier, classify, open_predictor, threshold_cuts
 
     config = data or DataSettings()
     # first: its errors are the cheaper to find
@@ -84,7 +85,8 @@ def evaluate_saved(predictor_dir: str, data=None, split: str = "validation", lim
     if split == "all":  # every row: a single file is read whole, not split into train and validation
         from ktrain_recipes.data.loading import Columns, load_data
 
-        columns = Columns(text=config.text_column, label=config.label_column, pair=config.pair_column)
+        columns = Columns(text=config.text_column, label=config.label_column, pair=config.pair_column,
+                          label_sep=getattr(config, "label_sep", None))
         ds = load_data(config.data, columns, config.labels, config.data_config, hold_out=False)
         texts = [t for s in ds.splits.values() for t in s[0]]
         labels = [y for s in ds.splits.values() for y in s[1]]
@@ -92,6 +94,21 @@ def evaluate_saved(predictor_dir: str, data=None, split: str = "validation", lim
     else:
         ds = load_data_for(config, seed)
         texts, labels = sample(ds.texts(split), ds.labels(split), limit, seed)
+    cuts = threshold_cuts(predictor)
+    if (cuts is not None) != ds.multilabel:  # one shape of answer scored against the other: said, not scored
+        have, want = ("several labels", "one label") if cuts is not None else ("one label", "several labels")
+        raise RecipesError(f"'{predictor_dir}' gives {have} per text, and the data has {want} per text: score it on "
+                           f"data of its own shape ({'--label-sep, ' if cuts is not None else ''}see "
+                           "docs/command-line.md)")
+    if cuts is not None:
+        from ktrain_recipes.data.label_sets import multi_hot
+        from ktrain_recipes.inference.thresholds import score_with
+
+        names = list(predictor.get_classes())
+        probs = classify(predictor, texts, proba=True)
+        found = score_with(probs, multi_hot(labels, names), names, as_classifier(predictor).thresholds
+                           or {"per_label": dict.fromkeys(names, 0.5), "shared": 0.5})
+        return {"multilabel": True, "accuracy": found["exact_match"], **found, "label_names": names, "split": split}
     metrics = evaluate_predictor(lambda t: classify(predictor, t), texts, labels, list(predictor.get_classes()))
     metrics["split"] = split
     return metrics

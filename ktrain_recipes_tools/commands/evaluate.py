@@ -34,6 +34,11 @@ def run(args) -> None:
         check_writable_file(args.json, (args.predictor, data.data or os.environ.get("EMOTION_DATA")))
     metrics = evaluate_saved(args.predictor, data, split=args.split, limit=args.limit, int8=args.int8,
                              strict=args.strict, unpickle_preproc=args.unpickle_preproc)
-    print(format_report(metrics))
+    if metrics.get("multilabel"):
+        from ktrain_recipes.inference.thresholds import format_multilabel
+
+        print(format_multilabel(metrics))
+    else:
+        print(format_report(metrics))
     if args.json:
         write_text_file(args.json, json.dumps(metrics, indent=2, default=jsonable))
