@@ -56,10 +56,23 @@ def unsafe_keys(config: dict, prefix: str = "") -> list[str]:
     return found
 
 
+# the encoders the recipes fine-tune as classifiers (text.Transformer's sequence classifiers on a [CLS]-like token);
+# a decoder (gpt2, llama) or another kind of model fails deep inside TensorFlow instead (battery v7, X56)
+ENCODERS = {"bert", "roberta", "distilbert", "albert", "electra", "mpnet", "xlm-roberta", "camembert", "deberta",
+            "deberta-v2", "mobilebert", "convbert", "funnel", "longformer", "flaubert", "xlm", "layoutlm", "rembert",
+            "roformer", "tapas", "esm"}
+
+
 def check_config(config: dict, where: str) -> None:
-    """Refuse ``config`` (a parsed config.json) when it names a kernel repository or remote code."""
+    """Refuse ``config`` (a parsed config.json) when it names a kernel repository or remote code, or a model type
+    the recipes do not train."""
     if not isinstance(config, dict):
         raise RecipesError(f"{where}: config.json is not a JSON object: point at a Hugging Face model folder")
+    kind = config.get("model_type")
+    if isinstance(kind, str) and kind not in ENCODERS:
+        raise RecipesError(f"{where}: its config.json says model_type {kind!r}, which the recipes do not fine-tune: "
+                           f"give an encoder ({', '.join(sorted(ENCODERS)[:8])}, ...; `ktrain-recipes models` lists "
+                           "the registry)")
     found = unsafe_keys(config)
     if found:
         raise RecipesError(f"{where}: its config.json asks transformers to fetch or run code from elsewhere "

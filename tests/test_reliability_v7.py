@@ -206,3 +206,33 @@ def test_the_ethics_ranker_trains_in_the_precision_it_is_given(tiny_models):
     assert max(float(np.abs(a - b).max()) for a, b in zip(*weights.values())) > 0
     ids = {p: ranker_identity(dataclasses.replace(config, precision=p), 32, pairs, None) for p in weights}
     assert ids["float32"] != ids["bfloat16"]
+
+
+def test_a_model_folder_of_another_architecture_is_refused_before_the_data_is_read(tiny_models, tmp_path):
+    """X56: a config.json saying gpt2 over BERT's weights died inside TFGPT2MainLayer with a traceback."""
+    import json
+    import shutil
+
+    from ktrain_recipes.models import resolve_model
+
+    folder = tmp_path / "gpt2ish"
+    shutil.copytree(tiny_models["bert"], folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "model_type": "gpt2", "architectures": ["GPT2Model"]}))
+    with pytest.raises(RecipesError, match="model_type 'gpt2', which the recipes do not fine-tune") as error:
+        resolve_model(str(folder))
+    assert "\n" not in str(error.value)
+    for family in ("bert", "roberta", "distilbert", "albert", "electra"):
+        resolve_model(tiny_models[family])  # the families the course trains still pass
+
+
+def test_a_checkpoint_record_holding_nan_is_refused_before_training():
+    """W56: NaN and Infinity in run.json's history resumed, trained, then died writing the record."""
+    from ktrain_recipes.training.checkpoint import Checkpoint, record_damage
+
+    record = {**Checkpoint.empty_record(), "identity": {}, "history": {"val_loss": [0.5, float("nan")]}}
+    assert "not a finite number" in record_damage(record)
+    record["history"] = {"val_loss": [0.5, float("inf")]}
+    assert "not a finite number" in record_damage(record)
+    record["history"] = {"val_loss": [0.5, 0.4]}
+    assert record_damage(record) is None

@@ -4,6 +4,8 @@ the run had reached."""
 
 from __future__ import annotations
 
+import math
+
 import json
 import os
 import uuid
@@ -180,6 +182,11 @@ def record_damage(record) -> str | None:
         odd = [v for v in values if isinstance(v, bool) or not isinstance(v, (int, float))]
         if odd:
             return f"history {name} holds {odd[0]!r}, not a number"
+        # NaN and Infinity parse as floats, and the record written from them at the end is not JSON: refused
+        # here, before any training (battery v7, W56: a traceback after the work)
+        endless = [v for v in values if not math.isfinite(v)]
+        if endless:
+            return f"history {name} holds {endless[0]!r}, not a finite number (a diverged run's: train it again)"
     start = record.get("start_iterations")
     if start is not None and (not isinstance(start, int) or isinstance(start, bool) or start < 0):
         return f"start_iterations is {start!r}, not a count of steps"
