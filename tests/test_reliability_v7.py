@@ -236,3 +236,32 @@ def test_a_checkpoint_record_holding_nan_is_refused_before_training():
     assert "not a finite number" in record_damage(record)
     record["history"] = {"val_loss": [0.5, 0.4]}
     assert record_damage(record) is None
+
+
+def test_scale_bench_without_ray_names_the_extra_before_any_work(monkeypatch, capsys, tmp_path):
+    """X5: 34 s of work, then 'ModuleNotFoundError: No module named ray', the extra unnamed."""
+    import importlib.util
+
+    from ktrain_recipes_tools import cli
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a))
+    assert cli.main(["scale-bench", "--predictor", str(tmp_path), "--data", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "needs ray" in err and 'pip install -e ".[scale]"' in err
+
+
+def test_serve_bench_passes_on_why_a_server_exited(tmp_path):
+    """X6: 'c_service_int8 exited with 1 before answering', the child's one-line reason not shown."""
+    import subprocess
+    import sys
+    import tempfile
+
+    from ktrain_recipes_tools.studies.serve_bench import _wait_ready
+
+    log = tempfile.TemporaryFile(mode="w+")
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.exit('error: the folder is not a predictor')"],
+                            stderr=log)
+    proc.wait()
+    with pytest.raises(RecipesError, match="exited with 1 before answering: error: the folder is not a predictor"):
+        _wait_ready("c_service_int8", "http://127.0.0.1:9", proc, log)

@@ -25,6 +25,10 @@ def run(args) -> None:
     check_limit(args.in_memory, "--in-memory")
     if args.ray_texts != 0:  # 0 skips Ray
         check_limit(args.ray_texts, "--ray-texts")
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:  # said before the work, with the extra (battery v7, X5)
+            raise ModuleNotFoundError("No module named 'ray'", name="ray")
     from ktrain_recipes_tools.studies.scale_bench import run_scale_bench
 
     run_scale_bench(args.predictor, args.data, args.texts, args.in_memory, args.ray_texts, args.work, args.out)

@@ -21,6 +21,7 @@ import os
 import re
 import socket
 import subprocess
+import tempfile
 import sys
 import time
 from pathlib import Path
@@ -148,13 +149,18 @@ def _level(name: str, url: str, concurrency: int, seconds: float, texts: list[st
             "p95_ms": round(float(p95), 2), "p99_ms": round(float(p99), 2), **lengths}
 
 
-def _wait_ready(name: str, url: str, proc: subprocess.Popen, timeout: float = 180) -> None:
+def _wait_ready(name: str, url: str, proc: subprocess.Popen, log=None, timeout: float = 180) -> None:
     import httpx
 
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if proc.poll() is not None:
-            raise RecipesError(f"{name} exited with {proc.returncode} before answering")
+            why = ""
+            if log is not None:
+                log.seek(0)
+                lines = [ln.strip() for ln in log.read().splitlines() if ln.strip()]
+                why = f": {lines[-1][:300]}" if lines else ""
+            raise RecipesError(f"{name} exited with {proc.returncode} before answering{why}")
         try:
             response = _request(name, url, httpx, TEXTS[0])
             if response.status_code == 200:
@@ -171,9 +177,12 @@ def bench_server(name: str, predictor: str, concurrencies: list[int], seconds: f
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen(_command(name, predictor, port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # the server's own stderr goes to a file, so that a server that exits before answering is told with its reason
+    # (a missing extra, a refused folder: battery v7, X6), not only its exit status
+    log = tempfile.TemporaryFile(mode="w+")
+    proc = subprocess.Popen(_command(name, predictor, port), stdout=subprocess.DEVNULL, stderr=log)
     try:
-        _wait_ready(name, url, proc)
+        _wait_ready(name, url, proc, log)
         _level(name, url, 4, 3)  # warm-up: graphs built, caches filled
         time.sleep(1)
         rss = process_rss_mb(proc.pid, children=True) * 2**20
@@ -183,6 +192,7 @@ def bench_server(name: str, predictor: str, concurrencies: list[int], seconds: f
             print(f"{name} c={c}: {levels[-1]}", file=sys.stderr)
     finally:
         stop(proc)
+        log.close()
     return {"server": name, "what": SERVERS[name], "rss_mb_at_rest": round(rss / 1e6, 1), "levels": levels}
 
 
