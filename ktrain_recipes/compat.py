@@ -41,6 +41,25 @@ os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # hide TF's C++ start-up banner
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # avoid fork warnings in notebooks
 
+
+def _keras_backend_where_tensorflow_is_missing() -> None:
+    """Keras 3 defaults to the TensorFlow backend; on the road without TensorFlow (notebook 10 elsewhere than Colab)
+    ``import keras`` then fails with a long traceback (battery v7, X72). Where no backend is named and TensorFlow is
+    not installed, name an installed one (JAX, else PyTorch), saying so once."""
+    import importlib.util
+
+    if "KERAS_BACKEND" in os.environ or importlib.util.find_spec("tensorflow") is not None:
+        return
+    for backend in ("jax", "torch"):
+        if importlib.util.find_spec(backend) is not None:
+            os.environ["KERAS_BACKEND"] = backend
+            print(f"note: TensorFlow is not installed and KERAS_BACKEND is not set: Keras 3 will use {backend} "
+                  f"(set KERAS_BACKEND to choose another)", file=sys.stderr)
+            return
+
+
+_keras_backend_where_tensorflow_is_missing()
+
 import numpy as np  # noqa: E402
 
 if not hasattr(np, "Inf"):

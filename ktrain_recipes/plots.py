@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import os
 import sys
 from pathlib import Path
@@ -14,6 +16,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import seaborn as sns  # noqa: E402
+
+from ktrain_recipes.errors import note  # noqa: E402
 
 DPI = 110
 
@@ -62,6 +66,15 @@ def plot_lr_find(finder, skip_begin: int = 10, skip_end: int = 5):
     ``learner.lr_plot(suggest=True)`` marks: the longest valley (red) and the steepest fall (purple). ``finder``: a
     ``kr.LRFinder`` after its run (anything with ``lrs``, ``losses`` and ``suggestions()``)."""
     end = len(finder.lrs) - skip_end
+    finite = [v for v in finder.losses[skip_begin:end] if math.isfinite(v)]
+    if not finder.lrs:  # battery v7, X79: an empty plot drawn without a word
+        note("the rate finder has no curve: it was never run (call its fit first)")
+    elif end - skip_begin < 5:
+        note(f"the rate finder ran {len(finder.lrs)} steps: too few to read once the first {skip_begin} and last "
+             f"{skip_end} are left out; fit it on more batches")
+    elif not finite:
+        why = "the loss was not a number from the first step" if finder.losses else "no loss was recorded"
+        note(f"the rate finder has no curve to read: {why}; lower the rates it starts from, or check the data")
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(finder.lrs[skip_begin:end], finder.losses[skip_begin:end])
     ax.set(xscale="log", xlabel="learning rate (log scale)", ylabel="loss (smoothed)", title="learning-rate finder")

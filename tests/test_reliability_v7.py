@@ -265,3 +265,79 @@ def test_serve_bench_passes_on_why_a_server_exited(tmp_path):
     proc.wait()
     with pytest.raises(RecipesError, match="exited with 1 before answering: error: the folder is not a predictor"):
         _wait_ready("c_service_int8", "http://127.0.0.1:9", proc, log)
+
+
+@pytest.mark.parametrize("lrs, losses, words", [([], [], "never run"),
+                                                 ([1e-5 * 1.1 ** i for i in range(40)], [float("nan")] * 40,
+                                                  "the loss was not a number from the first step"),
+                                                 ([1e-5, 2e-5], [1.0, 0.9], "ran 2 steps: too few")])
+def test_a_rate_finder_plot_with_no_curve_says_why(capsys, lrs, losses, words):
+    """X79: an empty or NaN rate-finder run was drawn without a word."""
+    from types import SimpleNamespace
+
+    from ktrain_recipes.plots import plot_lr_find
+
+    finder = SimpleNamespace(lrs=lrs, losses=losses, suggestions=lambda *a: {})
+    plot_lr_find(finder)
+    assert words in capsys.readouterr().err
+
+
+def test_the_precision_policy_is_keras_3s_where_tf_keras_is_missing(monkeypatch):
+    """X73: use_precision('auto') on the road without TensorFlow died importing tf_keras."""
+    import builtins
+
+    import keras
+
+    from ktrain_recipes.training.precision import set_policy
+
+    real = builtins.__import__
+
+    def no_tf_keras(name, *args, **kwargs):
+        if name == "tf_keras":
+            raise ModuleNotFoundError("No module named 'tf_keras'", name="tf_keras")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_tf_keras)
+    try:
+        set_policy("bfloat16")
+        assert keras.config.dtype_policy().name == "mixed_bfloat16"
+    finally:
+        keras.config.set_dtype_policy("float32")
+
+
+def test_a_keras_hub_preset_folder_without_tokenizer_json_is_refused_in_one_line(tmp_path):
+    """X81: the preset was returned, and notebook 10's next line failed 'No such file or directory (os error 2)'."""
+    import shutil
+
+    import tiny_models as tiny
+
+    from ktrain_recipes.keras3.presets import keras_hub_preset
+
+    folder = tmp_path / "old-bert"
+    shutil.copytree(tiny.tiny_keras_hub_bert(), folder, ignore=shutil.ignore_patterns("made_from.json"))
+    (folder / "tokenizer.json").unlink()
+    with pytest.raises(RecipesError, match="has no tokenizer.json") as error:
+        keras_hub_preset(str(folder))
+    assert "\n" not in str(error.value)
+
+
+def test_keras_gets_an_installed_backend_where_tensorflow_is_missing(tmp_path):
+    """X72: without KERAS_BACKEND, Keras 3 defaulted to TensorFlow, which the road without it lacks."""
+    import subprocess
+    import sys
+
+    code = ("import importlib.util, sys, os\n"
+            "real = importlib.util.find_spec\n"
+            "importlib.util.find_spec = lambda n, *a: None if n == 'tensorflow' else real(n, *a)\n"
+            "os.environ.pop('KERAS_BACKEND', None)\n"
+            "import ktrain_recipes\n"
+            "print(os.environ.get('KERAS_BACKEND'))\n")
+    env = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    import importlib.util
+
+    expected = "jax" if importlib.util.find_spec("jax") else "torch" if importlib.util.find_spec("torch") else "None"
+    assert done.stdout.strip().splitlines()[-1] == expected
+    if expected != "None":
+        assert "Keras 3 will use" in done.stderr

@@ -38,6 +38,10 @@ def keras_hub_preset(model: str) -> str:
     else:
         raise RecipesError(f"{model} is on the Hugging Face hub, which does not answer from here: give a local "
                            f"folder of its files, or {MINILM_PRESET} (installed offline)")
+    if not (folder / "tokenizer.json").is_file():  # battery v7, X81: the next line, Tokenizer.from_file, failed
+        raise RecipesError(f"'{folder}' has no tokenizer.json, which the Keras 3 road reads its ids with (Hugging Face "
+                           "tokenizers): make one with transformers, AutoTokenizer.from_pretrained(FOLDER)"
+                           ".save_pretrained(FOLDER), or give a folder that has it")
     return str(bert_names(folder))
 
 

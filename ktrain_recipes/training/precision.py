@@ -95,11 +95,14 @@ def choose_precision(requested: str = "auto", gpus: list[tuple[int, int]] | None
 def set_policy(precision: str, keras_module=None) -> None:
     """Set the global dtype policy of tf_keras (the ktrain path; default) or of ``keras_module`` (Keras 3)."""
     if keras_module is None:
-        import tf_keras
-
-        tf_keras.mixed_precision.set_global_policy(POLICIES[precision])
-    else:
-        keras_module.config.set_dtype_policy(POLICIES[precision])
+        try:
+            import tf_keras
+        except ModuleNotFoundError:  # the Keras 3 road without TensorFlow (battery v7, X73): Keras 3's own policy
+            import keras as keras_module
+        else:
+            tf_keras.mixed_precision.set_global_policy(POLICIES[precision])
+            return
+    keras_module.config.set_dtype_policy(POLICIES[precision])
 
 
 def float32_head(model) -> None:
