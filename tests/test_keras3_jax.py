@@ -33,6 +33,18 @@ def test_tensorflow_is_not_here_and_the_helper_imports_without_it():
     assert "TensorFlow was imported" not in run.stderr
 
 
+def test_without_keras_backend_the_helper_names_jax_and_use_precision_answers():
+    """Battery v7, X72 and X73: ``import ktrain_recipes`` then ``import keras`` with no KERAS_BACKEND, and
+    ``kr.use_precision('auto')`` with no module given, on the road without TensorFlow."""
+    code = ("import ktrain_recipes as kr, keras; print(keras.backend.backend()); "
+            "print(kr.use_precision('auto'))")
+    env = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    backend, chosen = run.stdout.split()[-2:]
+    assert backend == "jax" and chosen in ("float32", "bfloat16") and "Keras 3 will use jax" in run.stderr
+
+
 def test_a_keras_hub_backbone_trains_on_the_one_cycle_schedule_on_jax():
     import keras
     import keras_hub
