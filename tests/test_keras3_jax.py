@@ -41,7 +41,8 @@ def test_without_keras_backend_the_helper_names_jax_and_use_precision_answers():
     env = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env)
     assert run.returncode == 0, run.stderr[-2000:]
-    backend, chosen = run.stdout.split()[-2:]
+    lines = run.stdout.strip().splitlines()
+    backend, chosen = lines[0], lines[-1]  # use_precision prints its choice and why, then returns it
     assert backend == "jax" and chosen in ("float32", "bfloat16") and "Keras 3 will use jax" in run.stderr
 
 

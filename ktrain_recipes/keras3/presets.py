@@ -38,10 +38,6 @@ def keras_hub_preset(model: str) -> str:
     else:
         raise RecipesError(f"{model} is on the Hugging Face hub, which does not answer from here: give a local "
                            f"folder of its files, or {MINILM_PRESET} (installed offline)")
-    if not (folder / "tokenizer.json").is_file():  # battery v7, X81: the next line, Tokenizer.from_file, failed
-        raise RecipesError(f"'{folder}' has no tokenizer.json, which the Keras 3 road reads its ids with (Hugging Face "
-                           "tokenizers): make one with transformers, AutoTokenizer.from_pretrained(FOLDER)"
-                           ".save_pretrained(FOLDER), or give a folder that has it")
     return str(bert_names(folder))
 
 
@@ -83,6 +79,12 @@ def bert_names(folder: Path) -> Path:
     except Exception as exc:  # noqa: BLE001  (safetensors raises its own error types for a damaged file)
         raise RecipesError(f"'{weights}' cannot be read ({str(exc).splitlines()[0][:120]}): download the "
                            "checkpoint again") from None
+    if not (folder / "tokenizer.json").is_file():
+        # battery v7, X81: the road reads a BERT's ids with Hugging Face tokenizers (Tokenizer.from_file), which
+        # failed on the next line for older checkpoints that ship vocab.txt alone
+        raise RecipesError(f"'{folder}' has no tokenizer.json, which the Keras 3 road reads a BERT's ids with "
+                           "(Hugging Face tokenizers): make one with transformers, AutoTokenizer.from_pretrained("
+                           "FOLDER).save_pretrained(FOLDER), or give a folder that has it")
     if all(old_name(name) == name for name in tensors):
         return folder
     staging = out.with_name(out.name + ".partial")  # a kill part-way leaves no half-written folder behind
