@@ -286,4 +286,4 @@ def test_a_command_whose_extra_is_not_installed_says_which_in_one_line(monkeypat
     (tmp_path / "p").mkdir()
     code = cli.main(["serve", "--predictor", str(tmp_path / "p")])
     err = capsys.readouterr().err
-    assert code == 1 and 'pip install ".[serve]"' in err and "Traceback" not in err and err.count("\n") == 1
+    assert code == 1 and 'pip install -e ".[serve]"' in err and "Traceback" not in err and err.count("\n") == 1

@@ -209,8 +209,10 @@ def test_without_the_hub_or_a_folder_the_shipped_slice_is_used_and_said(monkeypa
     ds = load_emotion()
     assert len(ds.texts("train")) == 1600 and len(ds.texts("validation")) == 400
     assert ds.label_names == EMOTION_LABELS and ds.source == str(EMOTION_SLICE)
-    err = capsys.readouterr().err
-    assert "hub cannot be reached" in err and err.count("\n") == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert "hub cannot be reached" in lines[0]
+    # and the one fact about the slice worth a word: one of its texts is in the data twice, under two labels
+    assert len(lines) == 2 and "1 training text(s)" in lines[1] and "two or more different labels" in lines[1]
     source = (EMOTION_SLICE / "SOURCE.md").read_text()  # the checksums it states are the files'
     for name in ("train.txt", "val.txt"):
         digest = hashlib.sha256((EMOTION_SLICE / name).read_bytes()).hexdigest()
@@ -229,11 +231,15 @@ def test_structured_text_columns_are_refused_not_stringified(tmp_path):
         load_data(path)
 
 
-def test_list_labels_are_one_line(tmp_path):
+def test_list_labels_are_several_labels_per_text(tmp_path):
+    """A JSON list of labels (as the hub's Sequence columns give them) is a text's label set."""
     path = tmp_path / "d.jsonl"
-    path.write_text('{"text": "hi", "label": ["a"]}\n{"text": "yo", "label": ["b"]}\n')
-    with pytest.raises(RecipesError, match="the label in column 'label' is a list"):
-        load_data(path)
+    path.write_text('{"text": "hi", "label": ["a", "b"]}\n{"text": "yo", "label": ["b"]}\n')
+    data = load_data(path, hold_out=False)
+    assert data.multilabel and data.labels("train") == [("a", "b"), ("b",)]
+    path.write_text('{"text": "hi", "label": []}\n{"text": "yo", "label": ["b"]}\n')
+    with pytest.raises(RecipesError, match="empty label set"):
+        load_data(path, hold_out=False)
 
 
 def test_duplicate_label_names_are_refused(capsys):

@@ -257,14 +257,14 @@ def test_serve_bench_passes_on_why_a_server_exited(tmp_path):
     import sys
     import tempfile
 
-    from ktrain_recipes_tools.studies.serve_bench import _wait_ready
+    from ktrain_recipes_tools.studies.serve_bench import wait_ready
 
     log = tempfile.TemporaryFile(mode="w+")
     proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.exit('error: the folder is not a predictor')"],
                             stderr=log)
     proc.wait()
     with pytest.raises(RecipesError, match="exited with 1 before answering: error: the folder is not a predictor"):
-        _wait_ready("c_service_int8", "http://127.0.0.1:9", proc, log)
+        wait_ready("c_service_int8", "http://127.0.0.1:9", proc, log)
 
 
 @pytest.mark.parametrize("lrs, losses, words", [([], [], "never run"),

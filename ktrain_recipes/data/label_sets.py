@@ -34,8 +34,6 @@ def is_goemotions_folder(folder: Path) -> bool:
 
 def read_goemotions(folder: Path) -> tuple[dict, list[str]]:
     """GoEmotions' splits as ``{split: (texts, label tuples, where)}`` and its label names (``emotions.txt``)."""
-    from ktrain_recipes.data.readers import check_utf8
-
     names = [line.strip() for line in (folder / GOEMOTIONS_NAMES).read_text(encoding="utf-8").splitlines()
              if line.strip()]
     if len(names) < 2 or len(set(names)) != len(names):
@@ -45,19 +43,23 @@ def read_goemotions(folder: Path) -> tuple[dict, list[str]]:
         path = folder / file
         if not path.is_file():
             continue
-        check_utf8(path)
         texts, labels, lines = [], [], []
-        with open(path, encoding="utf-8", newline="") as f:
-            for n, row in enumerate(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE), start=1):
-                if not row or not any(cell.strip() for cell in row):
-                    continue
-                if len(row) < 2:
-                    raise RecipesError(f"{path}:{n}: expected `text<TAB>label ids[<TAB>id]`, got {row[0][:60]!r}")
-                if not row[0].strip():
-                    raise RecipesError(f"{path}:{n}: empty text; fill it or remove the line")
-                texts.append(row[0])
-                labels.append(ids_to_names(row[1], names, f"{path}:{n}"))
-                lines.append(n)
+        try:
+            with open(path, encoding="utf-8", newline="") as f:
+                rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+        except UnicodeDecodeError as exc:
+            raise RecipesError(f"{path} is not UTF-8 (byte 0x{exc.object[exc.start]:02x} at byte {exc.start}): "
+                               "save the file as UTF-8") from None
+        for n, row in enumerate(rows, start=1):
+            if not row or not any(cell.strip() for cell in row):
+                continue
+            if len(row) < 2:
+                raise RecipesError(f"{path}:{n}: expected `text<TAB>label ids[<TAB>id]`, got {row[0][:60]!r}")
+            if not row[0].strip():
+                raise RecipesError(f"{path}:{n}: empty text; fill it or remove the line")
+            texts.append(row[0])
+            labels.append(ids_to_names(row[1], names, f"{path}:{n}"))
+            lines.append(n)
         if not texts:
             raise RecipesError(f"{path}: the file is empty; expected one `text<TAB>label ids` per line")
         splits[split] = (texts, labels, lambda i, p=path, ln=lines: f"{p}:{ln[i]}")
@@ -149,3 +151,14 @@ def multi_hot(label_sets: list[tuple[str, ...]], names: list[str]) -> np.ndarray
         for name in labels:
             out[row, index[name]] = 1.0
     return out
+
+
+def threshold_vector(thresholds: dict, names: list[str]) -> np.ndarray:
+    """The per-label thresholds as a vector in ``names``' order, each a number in (0, 1), checked."""
+    per = thresholds.get("per_label") if isinstance(thresholds, dict) else None
+    if not isinstance(per, dict) or set(per) != set(names):
+        raise RecipesError("the thresholds do not name exactly the predictor's labels: re-run train")
+    values = [per[n] for n in names]
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1 for v in values):
+        raise RecipesError("a threshold is not a number between 0 and 1: re-run train")
+    return np.asarray(values, dtype=np.float32)

@@ -179,13 +179,13 @@ def check_utf8(path: Path) -> None:
         if head.startswith(b"PK\x03\x04"):  # a zip: an Excel workbook (.xlsx) saved under another name
             raise RecipesError(f"{path} is a zip archive (an Excel workbook?), not a text file: in the spreadsheet, "
                                "save it as 'CSV UTF-8'")
-        if len(head) >= 4 and head.count(b"\0") > len(head) // 4:  # letters with a NUL between them: UTF-16, no BOM
-            raise RecipesError(f"{path} looks UTF-16 (NUL bytes between its letters): save it as UTF-8 (a "
-                               "spreadsheet's 'CSV UTF-8', or: iconv -f utf-16le -t utf-8 FILE > NEW)")
         start = f.read(2)
         if start in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):  # a spreadsheet's "Unicode text": not cp1252
             raise RecipesError(f"{path} is UTF-16 (it starts with a UTF-16 byte-order mark): save it as UTF-8 (a "
                                "spreadsheet's 'CSV UTF-8', or: iconv -f utf-16 -t utf-8 FILE > NEW)")
+        if len(head) >= 4 and head.count(b"\0") > len(head) // 4:  # letters with a NUL between them: UTF-16, no BOM
+            raise RecipesError(f"{path} looks UTF-16 (NUL bytes between its letters): save it as UTF-8 (a "
+                               "spreadsheet's 'CSV UTF-8', or: iconv -f utf-16le -t utf-8 FILE > NEW)")
         f.seek(0)
         for n, line in enumerate(f, start=1):
             try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ktrain_recipes.data.label_sets import threshold_vector  # noqa: F401  (the check, kept where the data's rules are)
 from ktrain_recipes.errors import RecipesError
 
 GRID = np.round(np.arange(0.02, 0.981, 0.01), 2)  # the thresholds tried, 0.02 to 0.98
@@ -50,17 +51,6 @@ def choose_thresholds(probs: np.ndarray, truth: np.ndarray, names: list[str]) ->
     per_label = {name: (float(GRID[int(per[:, j].argmax())]) if seen[j] else shared) for j, name in enumerate(names)}
     return {"shared": shared, "per_label": per_label, "chosen_on": "validation", "n": int(len(probs)),
             "curve": {"threshold": [float(t) for t in GRID], "macro_f1": [round(float(m), 4) for m in macro]}}
-
-
-def threshold_vector(thresholds: dict, names: list[str]) -> np.ndarray:
-    """The per-label thresholds as a vector in ``names``' order, each a number in (0, 1), checked."""
-    per = thresholds.get("per_label") if isinstance(thresholds, dict) else None
-    if not isinstance(per, dict) or set(per) != set(names):
-        raise RecipesError("the thresholds do not name exactly the predictor's labels: re-run train")
-    values = [per[n] for n in names]
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1 for v in values):
-        raise RecipesError("a threshold is not a number between 0 and 1: re-run train")
-    return np.asarray(values, dtype=np.float32)
 
 
 def labels_over(probs: np.ndarray, cut: np.ndarray, names: list[str]) -> list[list[str]]:

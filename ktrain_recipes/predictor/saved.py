@@ -273,7 +273,7 @@ def _metrics(folder: Path, raw: bytes) -> dict:
 
 def label_sets_of(saved: SavedPredictor) -> tuple[bool, dict | None]:
     """Whether the save gives several labels per text, and its thresholds (checked: one per label, each in (0, 1))."""
-    from ktrain_recipes.inference.thresholds import threshold_vector
+    from ktrain_recipes.data.label_sets import threshold_vector
 
     manifest = saved.manifest
     if manifest.get("multilabel") is not True:

@@ -149,7 +149,7 @@ def _level(name: str, url: str, concurrency: int, seconds: float, texts: list[st
             "p95_ms": round(float(p95), 2), "p99_ms": round(float(p99), 2), **lengths}
 
 
-def _wait_ready(name: str, url: str, proc: subprocess.Popen, log=None, timeout: float = 180) -> None:
+def wait_ready(name: str, url: str, proc: subprocess.Popen, log=None, timeout: float = 180) -> None:
     import httpx
 
     end = time.monotonic() + timeout
@@ -182,7 +182,7 @@ def bench_server(name: str, predictor: str, concurrencies: list[int], seconds: f
     log = tempfile.TemporaryFile(mode="w+")
     proc = subprocess.Popen(_command(name, predictor, port), stdout=subprocess.DEVNULL, stderr=log)
     try:
-        _wait_ready(name, url, proc, log)
+        wait_ready(name, url, proc, log)
         _level(name, url, 4, 3)  # warm-up: graphs built, caches filled
         time.sleep(1)
         rss = process_rss_mb(proc.pid, children=True) * 2**20
