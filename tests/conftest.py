@@ -28,7 +28,8 @@ def pytest_configure(config):
 # Module-scoped fixtures that train, export or build models (10 to 20 s each): each xdist worker that runs one of
 # their tests builds its own, so their tests share a worker and the fixture is built once.
 BUILT_ONCE = {("test_segments.py", "pair_predictor"), ("test_params.py", "counts"), ("test_train.py", "cut_run"),
-              ("test_onnx_inference.py", "exported")}
+              ("test_onnx_inference.py", "exported"), ("test_multilabel.py", "multilabel_predictor"),
+              ("test_local_hub.py", "hub"), ("test_connection_property.py", "server")}
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the test ids
