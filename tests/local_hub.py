@@ -59,7 +59,11 @@ class Hub(BaseHTTPRequestHandler):
 
     # -- routing
     def _repo(self, kind: str, parts: list[str]) -> tuple[Path | None, list[str]]:
-        """The repository folder named by the first two parts (org/name), and the parts after it."""
+        """The repository folder named by the first two parts (org/name), or by the first alone for the hub's
+        canonical ids without an owner (``bert-base-uncased``: a folder holding files, not an owner's folder), and
+        the parts after it."""
+        if parts and (self.root / kind / parts[0] / "config.json").is_file():
+            return self.root / kind / parts[0], parts[1:]
         if len(parts) < 2:
             return None, parts
         folder = self.root / kind / parts[0] / parts[1]
@@ -97,7 +101,8 @@ class Hub(BaseHTTPRequestHandler):
 
     def _info(self, kind: str, repo: Path) -> dict:
         files = sorted(str(p.relative_to(repo)) for p in repo.rglob("*") if p.is_file())
-        repo_id = f"{repo.parent.name}/{repo.name}"
+        one_part = repo.parent.name == kind
+        repo_id = repo.name if one_part else f"{repo.parent.name}/{repo.name}"
         return {"id": repo_id, "modelId": repo_id, "sha": repo_commit(repo), "private": False, "disabled": False,
                 "gated": False, "lastModified": "2026-12-01T00:00:00.000Z", "tags": [], "cardData": {},
                 "siblings": [{"rfilename": f} for f in files], "downloads": 0, "likes": 0}

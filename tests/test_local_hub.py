@@ -76,6 +76,7 @@ def hub(tiny_models, emotion, tmp_path_factory):
 
     root = tmp_path_factory.mktemp("hub") / "repos"
     shutil.copytree(tiny_models["bert"], root / "models" / "acme" / "tiny-bert")
+    shutil.copytree(tiny_models["bert"], root / "models" / "bert-base-uncased")  # `--model bert`: notebook 02's id
     shutil.copytree(tiny.tiny_keras_hub_bert(), root / "models" / "acme" / "tiny-st-bert",
                     ignore=shutil.ignore_patterns("made_from.json"))
     bad = root / "models" / "acme" / "bad-template"
@@ -168,3 +169,14 @@ def test_goemotions_from_the_hub_reads_as_several_labels_per_text(hub, tmp_path)
                   "sum(len(r) > 1 for r in d.labels('train')) > 0)")
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split()[-5:] == ["True", "28", "admiration", "200", "True"]
+
+
+def test_the_registrys_bert_comes_from_the_hub_as_notebooks_02_and_03_fetch_it(hub, tmp_path):
+    """`--model bert` is the hub's canonical `bert-base-uncased` (no owner): notebook 02's one-parameter switch."""
+    out = tmp_path / "run"
+    done = on_hub(hub, tmp_path / "hf", "import sys\nfrom ktrain_recipes.__main__ import main\n"
+                  f"sys.exit(main(['train', '--model', 'bert', '--limit', '96', '--eval-limit', '48', "
+                  f"'--epochs', '1', '--batch-size', '16', '--out', {str(out)!r}]))")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads((out / "metrics.json").read_text())["model_id"] == "bert-base-uncased"
+    assert snapshot(tmp_path / "hf", "bert-base-uncased").joinpath("config.json").is_symlink()
