@@ -37,6 +37,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("name", help="the row's name in the record")
     parser.add_argument("--record", type=Path, default=RECORD)
     parser.add_argument("--replace", action="store_true")
+    parser.add_argument("--model", help="the model's name, where the predictor's metrics.json does not give it")
+    parser.add_argument("--settings", help="what the run trained with, as JSON, where metrics.json does not say")
+    parser.add_argument("--about", help="how the run was made (a notebook's run, say)")
     args = parser.parse_args(argv)
     record = json.loads(args.record.read_text()) if args.record.exists() else {"about": "", "runs": {}}
     if args.name in record["runs"] and not args.replace:
@@ -50,13 +53,15 @@ def main(argv: list[str] | None = None) -> None:
         predictor = open_predictor(args.predictor)
         metrics = json.loads((Path(args.predictor) / "metrics.json").read_text())
         val, test = ls.predictor_probs(predictor, data)
-        row.update(kind="predictor", folder=str(args.predictor), model=metrics.get("model_id"),
-                   settings={k: metrics["settings"][k] for k in ("epochs", "lr", "batch_size", "precision", "seed")},
-                   train_seconds=round(metrics["train_seconds"], 1), maxlen=metrics["maxlen"],
+        settings = metrics.get("settings") or {}  # a notebook's save records what it chose to (--settings for it)
+        settings = {**{k: settings[k] for k in ("epochs", "lr", "batch_size", "precision", "seed") if k in settings},
+                    **json.loads(args.settings or "{}")}
+        row.update(kind="predictor", folder=str(args.predictor), model=metrics.get("model_id") or args.model,
+                   settings=settings, train_seconds=round(metrics["train_seconds"], 1), maxlen=metrics["maxlen"],
                    validation=headline(metrics), test=headline(metrics["test"]),
                    shared_threshold_test=headline(metrics["test"]["shared_threshold"]),
-                   at_05_test=headline(metrics["test"]["at_0.5"]), cpu=metrics.get("cpu"),
-                   cpu_features=metrics.get("cpu_features"))
+                   at_05_test=headline(metrics["test"]["at_0.5"]), cpu=metrics.get("cpu") or cpu_model(),
+                   cpu_features=metrics.get("cpu_features") or cpu_features())
     else:
         val, test = ls.tfidf_baseline(data)
         found = ls.scored(data, data.label_names, val, test)
@@ -73,6 +78,8 @@ def main(argv: list[str] | None = None) -> None:
                     "groups": names, "how": "each group's probability the largest of its labels'; thresholds per "
                                             "group chosen on dev"}
     row["seconds"] = round(time.perf_counter() - start, 1)
+    if args.about:
+        row["about"] = args.about
     record["runs"][args.name] = row
     args.record.write_text(json.dumps(record, indent=1) + "\n")
     print(json.dumps(row, indent=1))
