@@ -22,7 +22,7 @@ HEADLINE = ("macro_f1", "micro_f1", "exact_match", "n")
 
 
 def headline(scores: dict) -> dict:
-    return {k: round(scores[k], 4) if isinstance(scores[k], float) else scores[k] for k in HEADLINE}
+    return {k: round(scores[k], 4) if isinstance(scores[k], float) else scores[k] for k in HEADLINE if k in scores}
 
 
 def main(argv: list[str] | None = None) -> None:

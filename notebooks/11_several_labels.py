@@ -252,8 +252,9 @@ pd.DataFrame({
 # (`kr.classify`, `ktrain-recipes predict`, the int8 copy, `/predict` and `/classify`) answers with them.
 
 # %%
-metrics = {"multilabel": True, "accuracy": val_scores["exact_match"], "macro_f1": val_scores["macro_f1"],
-           "n": val_scores["n"], "label_names": ds.label_names, "thresholds": chosen, "maxlen": maxlen,
+metrics = {"multilabel": True, "accuracy": val_scores["exact_match"], "label_names": ds.label_names,
+           **{k: val_scores[k] for k in ("macro_f1", "micro_f1", "exact_match", "n", "per_label")},
+           "model_id": config.model, "thresholds": chosen, "maxlen": maxlen,
            "train_seconds": train_seconds, "test": test_scores, "ekman": ekman["test"]}
 kr.save_checked_predictor(predictor, config.out, metrics, overwrite=True)
 saved = kr.open_predictor(config.out)
