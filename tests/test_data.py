@@ -209,10 +209,8 @@ def test_without_the_hub_or_a_folder_the_shipped_slice_is_used_and_said(monkeypa
     ds = load_emotion()
     assert len(ds.texts("train")) == 1600 and len(ds.texts("validation")) == 400
     assert ds.label_names == EMOTION_LABELS and ds.source == str(EMOTION_SLICE)
-    lines = capsys.readouterr().err.splitlines()
-    assert "hub cannot be reached" in lines[0]
-    # and the one fact about the slice worth a word: one of its texts is in the data twice, under two labels
-    assert len(lines) == 2 and "1 training text(s)" in lines[1] and "two or more different labels" in lines[1]
+    err = capsys.readouterr().err
+    assert "hub cannot be reached" in err and err.count("\n") == 1  # its one stray duplicate is under 1 in 1,000
     source = (EMOTION_SLICE / "SOURCE.md").read_text()  # the checksums it states are the files'
     for name in ("train.txt", "val.txt"):
         digest = hashlib.sha256((EMOTION_SLICE / name).read_bytes()).hexdigest()
