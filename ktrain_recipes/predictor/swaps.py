@@ -141,7 +141,7 @@ def lock_beside(out: Path, suffix: str, what: str, busy: str | None = None) -> I
     it, so nothing is left behind; a process killed while holding it releases the lock with its descriptors."""
     import stat
 
-    path = Path(os.path.realpath(out)).parent / f".{Path(out).name}.{suffix}"
+    path = lock_path(out, suffix)
     while True:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
@@ -181,10 +181,15 @@ def lock_beside(out: Path, suffix: str, what: str, busy: str | None = None) -> I
             os.close(fd)
 
 
+def lock_path(out: Path, suffix: str) -> Path:
+    """Where the lock ``.NAME.SUFFIX`` of ``out`` lives: beside the folder it protects (see ``lock_beside``)."""
+    return Path(os.path.realpath(out)).parent / f".{Path(out).name}.{suffix}"
+
+
 def check_locks_free(out: Path) -> None:
     """Refuse, before any work, an ``out`` whose writers' lock beside it belongs to another user: the save at the
     end would be refused (battery v7, X102: three epochs trained, then refused)."""
-    path = Path(os.path.realpath(out)).parent / f".{Path(out).name}.lock"
+    path = lock_path(out, "lock")
     owner = _other_owner(path)
     if owner is not None:
         raise RecipesError(_foreign("the writers' lock", path, owner))
