@@ -14,7 +14,8 @@ from ktrain_recipes_tools.commands.flags import ShowDefaults
 from ktrain_recipes.errors import RecipesError
 
 # command name -> its module in ktrain_recipes_tools.commands, in the order --help lists them
-COMMANDS = {"train": "train", "evaluate": "evaluate", "predict": "predict", "export": "export", "models": "models",
+COMMANDS = {"train": "train", "evaluate": "evaluate", "predict": "predict", "calibrate": "calibrate",
+            "export": "export", "models": "models",
             "compare": "compare", "ethics": "ethics", "distill": "distill", "serve": "serve",
             "serve-bench": "serve_bench", "scale-bench": "scale_bench", "bench": "bench"}
 

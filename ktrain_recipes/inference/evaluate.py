@@ -45,8 +45,19 @@ def format_report(metrics: dict) -> str:
     return (
         f"{report_table(metrics).to_string()}\n\n"
         f"accuracy {metrics['accuracy']:.4f}   macro-F1 {metrics['macro_f1']:.4f}   n {metrics['n']}\n\n"
+        f"{calibration_line(metrics)}"
         f"confusion matrix (rows: true, columns: predicted)\n{cm.to_string()}"
     )
+
+
+def calibration_line(metrics: dict) -> str:
+    """How sure the predictor was, in a line (empty when not measured)."""
+    c = metrics.get("calibration")
+    if not c:
+        return ""
+    at = f"temperature {c['temperature']}" if c.get("temperature") else "no temperature recorded"
+    return (f"calibration: ECE {c['ece']:.4f} ({c['bins']} bins)   log-loss {c['log_loss']:.4f}   Brier "
+            f"{c['brier']:.4f}   ({at})\n\n")
 
 
 def evaluate_predictor(predict_fn, texts: list[str], labels: list[str], label_names: list[str]) -> dict:
@@ -109,6 +120,12 @@ def evaluate_saved(predictor_dir: str, data=None, split: str = "validation", lim
         found = score_with(probs, multi_hot(labels, names), names, as_classifier(predictor).thresholds
                            or {"per_label": dict.fromkeys(names, 0.5), "shared": 0.5})
         return {"multilabel": True, "accuracy": found["exact_match"], **found, "label_names": names, "split": split}
-    metrics = evaluate_predictor(lambda t: classify(predictor, t), texts, labels, list(predictor.get_classes()))
+    names = list(predictor.get_classes())
+    probs = classify(predictor, texts, proba=True)  # at the save's temperature, when it records one
+    metrics = evaluate_predictor(lambda t: [names[i] for i in probs.argmax(axis=1)], texts, labels, names)
+    from ktrain_recipes.inference.calibration import calibration_scores
+
+    metrics["calibration"] = {**calibration_scores(probs, [names.index(y) for y in labels]),
+                              "temperature": as_classifier(predictor).temperature}
     metrics["split"] = split
     return metrics

@@ -13,9 +13,10 @@ from ktrain_recipes import compat  # noqa: F401
 from ktrain_recipes.batch_policy import MODEL_BATCH, length_groups
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.inference import onnx_convert
+from ktrain_recipes.inference.calibration import scaled
 from ktrain_recipes.predictor.loading import load_consistent
 from ktrain_recipes.predictor.manifest import DERIVED, ONNX_FP32, ONNX_INT8, sha256_file
-from ktrain_recipes.predictor.saved import SavedPredictor, label_sets_of, read_predictor
+from ktrain_recipes.predictor.saved import SavedPredictor, label_sets_of, read_predictor, temperature_of
 from ktrain_recipes.predictor.staging import staged_predictor
 from ktrain_recipes.data.maxlen import tokenize
 
@@ -102,6 +103,7 @@ class OnnxPredictor:
         self.maxlen = int(manifest["maxlen"])
         self.pairs = manifest.get("pairs")
         self.multilabel, self.thresholds = label_sets_of(saved)  # several labels per text: a sigmoid each
+        self.temperature = temperature_of(saved)  # fitted on validation (calibrate --record), or None
         self.identity = {**saved.identity, "backend": "int8" if self.int8 else "onnx-fp32"}
         self.saved = saved
         self.tokenizer = AutoTokenizer.from_pretrained(saved.source, local_files_only=True)  # this save's own
@@ -111,8 +113,8 @@ class OnnxPredictor:
         return list(self.classes)
 
     def predict_proba(self, texts: list) -> np.ndarray:
-        """Softmax probabilities (texts x labels) for a list of texts or (text, text) pairs; for a predictor of
-        several labels per text, a sigmoid per label.
+        """Softmax probabilities (texts x labels) for a list of texts or (text, text) pairs, at the save's
+        temperature when it records one; for a predictor of several labels per text, a sigmoid per label.
 
         The texts are tokenized once, then run in calls of like length (``batch_policy.length_groups``: at most
         ``batch_size`` texts and ``CALL_TOKENS`` padded tokens each), each padded only to its own longest text, and the
@@ -124,7 +126,7 @@ class OnnxPredictor:
         enc = tokenize(self.tokenizer, texts, truncation=True, max_length=self.maxlen, return_token_type_ids=True)
         for group in length_groups([len(ids) for ids in enc["input_ids"]], self.batch_size):
             probs[group] = self._proba({k: [enc[k][i] for i in group] for k in self.inputs})
-        return probs
+        return probs if self.multilabel else scaled(probs, self.temperature)
 
     def predict(self, texts, return_proba: bool = False):
         """ktrain's interface: labels, or probabilities with ``return_proba``, for one text or a list."""

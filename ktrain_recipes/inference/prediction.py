@@ -12,6 +12,7 @@ import numpy as np
 
 from ktrain_recipes.batch_policy import CLASSIFY_CHUNK
 from ktrain_recipes.errors import RecipesError, note
+from ktrain_recipes.inference.calibration import check_min_confidence, scaled, withheld
 from ktrain_recipes.data.maxlen import token_lengths
 from ktrain_recipes.data.readers import is_blank
 
@@ -33,7 +34,7 @@ class Classifier(Protocol):
     tokenizer: Any
 
     def predict_proba(self, texts: list) -> np.ndarray:
-        """Softmax probabilities, texts x labels."""
+        """Softmax probabilities, texts x labels (at the save's temperature, when it records one)."""
 
 
 class KtrainClassifier:
@@ -47,9 +48,11 @@ class KtrainClassifier:
         self.pairs = getattr(predictor, "pairs", None)  # set by load_checked_predictor from the manifest
         self.multilabel = bool(getattr(predictor, "multilabel", False))  # several labels per text (a sigmoid each)
         self.thresholds = getattr(predictor, "thresholds", None)  # chosen on validation (inference.thresholds)
+        self.temperature = getattr(predictor, "temperature", None)  # fitted on validation (inference.calibration)
 
     def predict_proba(self, texts: list) -> np.ndarray:
-        return np.asarray(self.predictor.predict(list(texts), return_proba=True)).reshape(len(texts), -1)
+        probs = np.asarray(self.predictor.predict(list(texts), return_proba=True)).reshape(len(texts), -1)
+        return probs if self.multilabel else scaled(probs, self.temperature)
 
 
 def as_classifier(predictor) -> Classifier:
@@ -57,17 +60,27 @@ def as_classifier(predictor) -> Classifier:
     return predictor if isinstance(predictor, Classifier) else KtrainClassifier(predictor)
 
 
-def classify(predictor, texts, proba: bool = False, chunk: int = CLASSIFY_CHUNK, report: bool = False):
+def classify(predictor, texts, proba: bool = False, chunk: int = CLASSIFY_CHUNK, report: bool = False,
+             min_confidence: float | None = None):
     """Return labels (or, with ``proba``, a texts x labels probability array) for texts or text pairs.
 
     ``report``: one dict per text instead, ``{"label", "tokens", "truncated"}`` (and ``"probabilities"`` by label
     with ``proba``): the tokens the model read of the text, and whether it was longer than maxlen and cut.
+    ``min_confidence``: a text whose top probability is under it gets no label (None; in a report, ``"withheld":
+    true``, its probabilities still given); choose it on validation (``calibration.choose_min_confidence``). Not
+    for a predictor of several labels per text, whose thresholds already decide.
 
     ``predictor``: a ``Classifier`` (the int8 path) or a ktrain predictor. What this adds to ktrain's
     ``predict``: input checks, a note on stderr counting the texts longer than maxlen (they are truncated),
     and length-sorted chunks, since ktrain pads each call to its longest text.
     """
     model = as_classifier(predictor)
+    if min_confidence is not None:
+        check_min_confidence(min_confidence)
+        if getattr(model, "multilabel", False):
+            raise RecipesError("min_confidence is for a predictor of one label per text; this one gives several "
+                               "labels per text, each over its own threshold chosen on validation, and a text may "
+                               "already get none: leave min_confidence out")
     texts = check_texts(texts)
     if getattr(model, "pairs", None) is False and isinstance(texts[0], tuple):
         raise RecipesError("this predictor classifies single texts, and was given text pairs: pass strings")
@@ -95,11 +108,14 @@ def classify(predictor, texts, proba: bool = False, chunk: int = CLASSIFY_CHUNK,
         idx = order[start:start + chunk]
         probs[idx] = model.predict_proba([texts[i] for i in idx])
     sets = label_sets(model, probs)
+    held = withheld(probs, min_confidence)
     if report:
         rows = []
         for i, (row, n, cut_here) in enumerate(zip(probs, lengths, was_cut)):
-            rows.append({"label": model.classes[int(row.argmax())], "tokens": int(min(n, model.maxlen)),
-                         "truncated": bool(n > model.maxlen or cut_here)})
+            rows.append({"label": None if held[i] else model.classes[int(row.argmax())],
+                         "tokens": int(min(n, model.maxlen)), "truncated": bool(n > model.maxlen or cut_here)})
+            if min_confidence is not None:
+                rows[-1]["withheld"] = bool(held[i])
             if sets is not None:  # the labels over their thresholds; "label" stays the most probable one
                 rows[-1]["labels"] = sets[i]
             if proba:
@@ -109,7 +125,7 @@ def classify(predictor, texts, proba: bool = False, chunk: int = CLASSIFY_CHUNK,
         return probs
     if sets is not None:
         return sets
-    return [model.classes[i] for i in probs.argmax(axis=1)]
+    return [None if held[j] else model.classes[i] for j, i in enumerate(probs.argmax(axis=1))]
 
 
 def threshold_cuts(predictor) -> np.ndarray | None:

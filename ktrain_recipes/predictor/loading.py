@@ -23,7 +23,7 @@ from typing import Callable, TypeVar
 from ktrain_recipes.batch_policy import KTRAIN_BATCH
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.predictor.saved import (FolderPin, SavedPredictor, SwappedWhileOpened, label_sets_of,
-                                            manifest_stamp, read_predictor)
+                                            manifest_stamp, read_predictor, temperature_of)
 from ktrain_recipes.predictor.swaps import recover, swap_in_progress
 from ktrain_recipes.segments import recorded_segment_ids
 
@@ -180,6 +180,7 @@ def predictor_from(saved: SavedPredictor, batch_size: int = KTRAIN_BATCH, unpick
                  else _rebuild_predictor(saved, batch_size))
     predictor.pairs = saved.pairs  # True, False, or None when the save did not record it
     predictor.multilabel, predictor.thresholds = label_sets_of(saved)
+    predictor.temperature = temperature_of(saved)  # applied by classify (KtrainClassifier), not by ktrain's predict
     return predictor
 
 

@@ -283,3 +283,18 @@ def label_sets_of(saved: SavedPredictor) -> tuple[bool, dict | None]:
     except RecipesError as exc:
         raise RecipesError(f"'{saved.folder}/manifest.json': {exc}") from None
     return True, manifest["thresholds"]
+
+
+def temperature_of(saved: SavedPredictor) -> float | None:
+    """The temperature recorded for the save (``calibration``: fitted on validation), or None; a value that is not
+    a positive finite number is a corrupt folder."""
+    from ktrain_recipes.inference.calibration import check_temperature
+
+    value = saved.manifest.get("temperature")
+    if value is None:
+        return None
+    try:
+        return check_temperature(value, "its temperature")
+    except RecipesError as exc:
+        raise RecipesError(f"'{saved.folder}/manifest.json': {exc}: the folder is corrupt; re-run train, or "
+                           "`ktrain-recipes calibrate --record --overwrite` to fit it again") from None

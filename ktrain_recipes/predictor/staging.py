@@ -208,3 +208,42 @@ def add_label_names(folder: Path, names: list[str], multilabel: bool = False) ->
         if multilabel:
             config["problem_type"] = "multi_label_classification"
         path.write_text(json.dumps(config, indent=2))
+
+
+def record_temperature(folder: str | os.PathLike, temperature: float, calibration: dict,
+                       overwrite: bool = False) -> Path:
+    """Record a temperature fitted on validation (``inference.calibration``) in a saved predictor: ``temperature``
+    in its manifest (every loader then applies it) and ``calibration`` (what was measured) in its metrics.json.
+
+    The folder is rewritten through a staging copy and a swap, as ``export`` does; a folder that records a
+    temperature already is refused unless ``overwrite`` (replacing one is a choice, never a side effect), as is a
+    predictor of several labels per text (its thresholds, chosen on validation, are its calibration).
+    """
+    import uuid
+
+    from ktrain_recipes.inference.calibration import check_temperature
+    from ktrain_recipes.predictor.manifest import sha256_file
+    from ktrain_recipes.predictor.saved import read_predictor
+
+    folder = Path(folder)
+    temperature = check_temperature(temperature)
+    read = read_predictor(folder)
+    if read.manifest.get("multilabel") is True:
+        raise RecipesError(f"'{folder}' gives several labels per text: a temperature is for one label per text (its "
+                           "per-label thresholds, chosen on validation, already set how sure each label must be)")
+    if read.manifest.get("kind") not in (None, "classifier"):
+        raise RecipesError(f"'{folder}' is a {read.manifest.get('kind')}, not a classifier: a temperature is for a "
+                           "classifier's probabilities")
+    if "temperature" in read.manifest and not overwrite:
+        raise RecipesError(f"'{folder}' records a temperature already ({read.manifest['temperature']}): pass "
+                           "--overwrite to replace it, or leave it as it is")
+    if not os.access(folder.parent, os.W_OK):
+        raise RecipesError(f"cannot write beside '{folder}' (read-only): copy the predictor somewhere writable and "
+                           "record the copy")
+    with staged_predictor(folder, overwrite=True, copy_of=folder, skip=(METRICS,),
+                          rewrites=read.manifest["save_id"]) as stage:
+        write_json_atomic(stage.path / METRICS, {**read.metrics, "calibration": calibration})
+        manifest = dict(read.manifest, temperature=temperature, save_id=uuid.uuid4().hex)  # answers change
+        manifest["files"] = {**manifest["files"], METRICS: sha256_file(stage.path / METRICS)}
+        stage.commit_manifest(manifest)
+    return folder

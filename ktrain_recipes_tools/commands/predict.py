@@ -3,7 +3,7 @@
 import sys
 
 from ktrain_recipes.batch_policy import STREAM_CHUNK
-from ktrain_recipes_tools.commands.flags import add_loading_flags
+from ktrain_recipes_tools.commands.flags import add_loading_flags, flag_type
 from ktrain_recipes.errors import RecipesError
 
 HELP = "classify texts with a saved predictor"
@@ -30,7 +30,22 @@ def add_arguments(p) -> None:
                         "csv: the input's columns plus label and one probability column per label; an --output "
                         "ending in .parquet or .jsonl is written in that format")
     p.add_argument("--output", help="write to this file instead of the screen")
+    p.add_argument("--min-confidence", type=flag_type(parse_min_confidence),
+                   help="give no label (shown '-', with a withheld column) to a text whose top probability is under "
+                        "this, in (0, 1]; choose it on validation with `calibrate --accuracy` (one label per text "
+                        "only)")
     add_loading_flags(p)
+
+
+def parse_min_confidence(text: str) -> float:
+    """The flag's value: a number in (0, 1] (ValueError otherwise, which argparse prints as a usage error)."""
+    from ktrain_recipes.inference.calibration import check_min_confidence
+
+    try:
+        return check_min_confidence(float(text))
+    except (ValueError, RecipesError) as exc:
+        raise ValueError(str(exc) if isinstance(exc, RecipesError) else
+                         f"min_confidence {text!r} is not a number in (0, 1]: e.g. 0.9") from None
 
 
 def uses_tensorflow(args) -> bool:
@@ -59,8 +74,9 @@ def run(args) -> None:
 
         if not args.input or not args.output:
             raise RecipesError("--engine ray reads --input and writes --output: give both")
-        if args.report_truncation:
-            raise RecipesError("--report-truncation is for the local engine: leave out --engine ray for it")
+        if args.report_truncation or args.min_confidence is not None:
+            flag = "--report-truncation" if args.report_truncation else "--min-confidence"
+            raise RecipesError(f"{flag} is for the local engine: leave out --engine ray for it")
         n = predict_with_ray(args.predictor, args.input, args.output, args.format, args.proba, args.pair_column,
                              address=args.ray_address, chunk_size=args.chunk_size)
         print(f"{n} texts classified into {args.output}", file=sys.stderr)
@@ -71,12 +87,15 @@ def run(args) -> None:
 
         check_input(args.input)  # before loading the model: its errors are the cheaper to find
         predictor = open_predictor(args.predictor, args.int8, args.strict, unpickle_preproc=args.unpickle_preproc)
+        refuse_min_confidence(predictor, args.min_confidence)
         n = predict_file(predictor, args.input, args.output, args.format, args.proba, args.encoding,
-                         args.pair_column, args.chunk_size, report_truncation=args.report_truncation)
+                         args.pair_column, args.chunk_size, report_truncation=args.report_truncation,
+                         min_confidence=args.min_confidence)
         if args.output:
             print(f"{n} texts classified into {args.output}", file=sys.stderr)
         return
     predictor = open_predictor(args.predictor, args.int8, args.strict, unpickle_preproc=args.unpickle_preproc)
+    refuse_min_confidence(predictor, args.min_confidence)
     if args.report_truncation:  # the texts given as arguments go through the file writer, which has the columns
         from ktrain_recipes.inference.prediction import as_classifier
         from ktrain_recipes.inference.truncation import token_counts
@@ -85,9 +104,18 @@ def run(args) -> None:
         model = as_classifier(predictor)
         probs = classify(model, args.texts, proba=True)
         with PredictionWriter(args.output, output_format(args.format, args.output), model.classes, args.proba,
-                              cuts=threshold_cuts(model)) as w:
+                              cuts=threshold_cuts(model), min_confidence=args.min_confidence) as w:
             w.write(list(args.texts), probs, counts=token_counts(model.tokenizer, list(args.texts), model.maxlen))
         return
     probs = classify(predictor, args.texts, proba=True)
     write_predictions(args.texts, probs, as_classifier(predictor).classes, output_format(args.format, args.output),
-                      args.proba, args.output, cuts=threshold_cuts(predictor))
+                      args.proba, args.output, cuts=threshold_cuts(predictor), min_confidence=args.min_confidence)
+
+
+def refuse_min_confidence(predictor, min_confidence) -> None:
+    """--min-confidence is for one label per text: a predictor of several says so (its thresholds decide)."""
+    from ktrain_recipes.inference.prediction import as_classifier
+
+    if min_confidence is not None and getattr(as_classifier(predictor), "multilabel", False):
+        raise RecipesError("--min-confidence is for a predictor of one label per text; this one gives several "
+                           "labels per text, each over its threshold chosen on validation: leave it out")

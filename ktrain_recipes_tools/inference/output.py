@@ -133,7 +133,8 @@ def jsonable(value):
 
 
 def format_predictions(texts: list[str], probs: np.ndarray, label_names: list[str], fmt: str = "text",
-                       proba: bool = False, table=None, cuts: np.ndarray | None = None) -> str:
+                       proba: bool = False, table=None, cuts: np.ndarray | None = None,
+                       min_confidence: float | None = None) -> str:
     """Return predictions as text (label TAB [probabilities TAB] text), JSON records or CSV.
 
     Args:
@@ -142,8 +143,11 @@ def format_predictions(texts: list[str], probs: np.ndarray, label_names: list[st
       table: the input CSV as a DataFrame; its columns are kept in CSV and JSON output.
       cuts: a predictor of several labels per text: each label's threshold (``prediction.threshold_cuts``); each
         text's labels are then those over it (``labels``: a list in JSON, ';'-joined in text and CSV).
+      min_confidence: a text whose top probability is under it gets no label (null; '-' in text) and
+        ``withheld`` true.
     """
-    records = prediction_records(texts, probs, label_names, proba or fmt == "csv", table, cuts=cuts)
+    records = prediction_records(texts, probs, label_names, proba or fmt == "csv", table, cuts=cuts,
+                                 min_confidence=min_confidence)
     labels = [shown_labels(r) for r in records]
     if fmt == "json":
         return json.dumps(records, indent=2, ensure_ascii=False, default=jsonable) + "\n"
@@ -164,10 +168,11 @@ def format_predictions(texts: list[str], probs: np.ndarray, label_names: list[st
 
 
 def shown_labels(record: dict) -> str:
-    """A record's answer in one field: its label, or its labels ';'-joined ('-' for none over its threshold)."""
+    """A record's answer in one field: its label, or its labels ';'-joined ('-' for none over its threshold, or a
+    label withheld under min_confidence)."""
     if "labels" in record:
         return ";".join(record["labels"]) or "-"
-    return record["label"]
+    return "-" if record["label"] is None else record["label"]
 
 
 def flat_labels(records: list[dict]) -> list[dict]:
@@ -176,12 +181,16 @@ def flat_labels(records: list[dict]) -> list[dict]:
 
 
 def prediction_records(texts: list, probs: np.ndarray, label_names: list[str], proba: bool, table=None,
-                       counts: list[tuple[int, int]] | None = None, cuts: np.ndarray | None = None) -> list[dict]:
+                       counts: list[tuple[int, int]] | None = None, cuts: np.ndarray | None = None,
+                       min_confidence: float | None = None) -> list[dict]:
     """One dict per text: the input's columns as given (or text, and pair), the label, with ``proba``
     p_<label>, and with ``counts`` (``truncation.token_counts``) ``tokens`` read and whether the text was
     ``truncated``. A .jsonl input keeps each row's own fields and values (``attrs['rows']``); a table keeps each
     column's type (a row of a DataFrame would turn the ints of a row with a float into floats); missing values are
-    null."""
+    null. ``min_confidence``: a text whose top probability is under it gets ``label`` None and ``withheld`` true."""
+    from ktrain_recipes.inference.calibration import withheld
+
+    held = withheld(probs, min_confidence)
     records = []
     rows = None
     if table is not None:
@@ -198,7 +207,9 @@ def prediction_records(texts: list, probs: np.ndarray, label_names: list[str], p
         if cuts is not None:  # several labels per text: those over their thresholds, in the labels' order
             row["labels"] = [n for n, p, c in zip(label_names, probs[i], cuts) if p >= c]
         else:
-            row["label"] = label_names[int(probs[i].argmax())]
+            row["label"] = None if held[i] else label_names[int(probs[i].argmax())]
+        if min_confidence is not None:
+            row["withheld"] = bool(held[i])
         if proba:
             row.update({f"p_{n}": round(float(p), 6) for n, p in zip(label_names, probs[i])})
         if counts is not None:
@@ -208,10 +219,10 @@ def prediction_records(texts: list, probs: np.ndarray, label_names: list[str], p
 
 
 def write_predictions(texts, probs, label_names, fmt="text", proba=False, output=None, table=None,
-                      cuts=None) -> None:
+                      cuts=None, min_confidence=None) -> None:
     """Format predictions (see ``format_predictions``) and write them to ``output`` (through a temporary file
     renamed into place) or stdout."""
-    content = format_predictions(texts, probs, list(label_names), fmt, proba, table, cuts)
+    content = format_predictions(texts, probs, list(label_names), fmt, proba, table, cuts, min_confidence)
     if not output:
         sys.stdout.write(content)
         return

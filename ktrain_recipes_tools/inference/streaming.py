@@ -24,11 +24,13 @@ from ktrain_recipes_tools.inference.writer import PredictionWriter
 
 def predict_file(predictor, path: str | os.PathLike, output: str | None = None, fmt: str = "text",
                  proba: bool = False, encoding: str = "utf-8", pair_column: str | None = None,
-                 chunk_size: int = STREAM_CHUNK, progress: bool = True, report_truncation: bool = False) -> int:
+                 chunk_size: int = STREAM_CHUNK, progress: bool = True, report_truncation: bool = False,
+                 min_confidence: float | None = None) -> int:
     """Classify every text of a file, chunk by chunk, writing as it goes; return the number of texts.
 
     Memory holds one chunk at a time. A bad row is reported with its row number; the partial output is removed.
     ``report_truncation``: two more columns, the tokens the model read of each text and whether it was cut.
+    ``min_confidence``: texts whose top probability is under it get no label, marked ``withheld``.
     """
     from tqdm.auto import tqdm
 
@@ -42,7 +44,8 @@ def predict_file(predictor, path: str | os.PathLike, output: str | None = None, 
     fmt = output_format(fmt, output)
     if fmt == "parquet" and not output:
         raise RecipesError("parquet output needs --output FILE.parquet")
-    writer = PredictionWriter(output, fmt, model.classes, proba, inputs=(path,), cuts=threshold_cuts(model))
+    writer = PredictionWriter(output, fmt, model.classes, proba, inputs=(path,), cuts=threshold_cuts(model),
+                              min_confidence=min_confidence)
     bar = tqdm(total=count_rows(path), unit="texts", file=sys.stderr, disable=not progress, dynamic_ncols=True)
     start = 0
     with writer, bar:

@@ -23,9 +23,10 @@ class PredictionWriter:
     (or to stdout). Formats: text (label TAB text), json (one list), jsonl, csv, parquet."""
 
     def __init__(self, output: str | os.PathLike | None, fmt: str, label_names: list[str], proba: bool,
-                 inputs: tuple = (), cuts=None):
+                 inputs: tuple = (), cuts=None, min_confidence: float | None = None):
         self.fmt, self.names, self.proba = fmt, list(label_names), proba
         self.cuts = cuts  # several labels per text: each label's threshold (prediction.threshold_cuts)
+        self.min_confidence = min_confidence  # a top probability under it: no label, withheld
         self.output = check_output_file(output, inputs) if output else None
         self.rows = 0
         if self.output is not None:
@@ -47,7 +48,7 @@ class PredictionWriter:
         from ktrain_recipes.inference.prediction import escape
 
         records = prediction_records(texts, probs, self.names, self.proba or self.fmt in ("csv", "parquet"), table,
-                                     counts, cuts=self.cuts)
+                                     counts, cuts=self.cuts, min_confidence=self.min_confidence)
         if self.fmt == "csv":
             records = flat_labels(records)
         if self.fmt == "parquet":

@@ -136,6 +136,7 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
     from fastapi.responses import HTMLResponse
 
     from ktrain_recipes_tools.service.schemas import ERRORS, PredictResponse, predict_request
+    from ktrain_recipes.inference.calibration import withheld
     from ktrain_recipes.inference.prediction import label_sets
     from ktrain_recipes.versions import package_versions
 
@@ -146,15 +147,22 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
     async def predict(body: PredictRequest, response: Response) -> Any:
         """Classify texts (or text pairs): the label and each label's probability, per text, with the tokens the
         model read and whether the text was cut to fit."""
+        if body.min_confidence is not None and getattr(batcher.model.classifier, "multilabel", False):
+            return json_error(422, "min_confidence is for a predictor of one label per text; this one gives "
+                              "several labels per text, each over its threshold chosen on validation: leave it out")
         result = await steps.classify_items(body.texts, body.pairs, body.truncate, response)
         if not isinstance(result, tuple):
             return result
         probs, used, counts = result
         names = used.classifier.classes
         sets = label_sets(used.classifier, probs)  # several labels per text: those over their thresholds
-        predictions = [{"label": names[int(row.argmax())],
+        held = withheld(probs, None if sets is not None else body.min_confidence)
+        if body.min_confidence is not None:
+            metrics.withheld.inc(int(held.sum()))
+        predictions = [{"label": None if held[i] else names[int(row.argmax())],
                         "probabilities": {n: round(float(p), 6) for n, p in zip(names, row)},
-                        "tokens": read, "truncated": total > read, **({"labels": sets[i]} if sets else {})}
+                        "tokens": read, "truncated": total > read, **({"labels": sets[i]} if sets else {}),
+                        **({"withheld": bool(held[i])} if body.min_confidence is not None else {})}
                        for i, (row, (read, total)) in enumerate(zip(probs, counts))]
         return {"predictions": predictions, "model": used.identity}
 
@@ -170,6 +178,7 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
                 "backend": current.identity["backend"], "pairs": current.pairs, "model": current.identity,
                 "multilabel": bool(getattr(current.classifier, "multilabel", False)),
                 "thresholds": (getattr(current.classifier, "thresholds", None) or {}).get("per_label"),
+                "temperature": getattr(current.classifier, "temperature", None),
                 "scores": current.metrics, "versions": package_versions(),
                 "limits": {"max_batch": settings.max_batch, "max_call": settings.max_call,
                            "max_call_tokens": settings.max_call_tokens,

@@ -74,14 +74,16 @@ def raw_logits(body) -> bool:
     return False in (body.use_activation, body.activation, body.softmax)
 
 
-def as_logits(probs, multilabel: bool):
+def as_logits(probs, multilabel: bool, temperature: float | None = None):
     """Logits for the probabilities a predictor gives: for a sigmoid per label, the logit itself (log p/(1-p));
     for a softmax, the log-probabilities, which are the model's logits less one constant per text, so that a
-    softmax of them gives the probabilities back, as vLLM's own tests check."""
+    softmax of them gives the probabilities back, as vLLM's own tests check. ``temperature``: the one the
+    probabilities were scaled at (``calibration.scaled``), taken off again, so that the logits are the model's raw
+    ones (vLLM's ``use_activation`` false), not the scaled ones."""
     import numpy as np
 
     p = np.clip(np.asarray(probs, dtype=np.float64), 1e-12, 1 - 1e-12)
-    return np.log(p / (1 - p)) if multilabel else np.log(p)
+    return np.log(p / (1 - p)) if multilabel else np.log(p) * (temperature or 1.0)
 
 
 def unsupported(body, maxlen: int) -> tuple[str, str] | None:
@@ -217,7 +219,8 @@ def add_classify_routes(app, classify_items, batcher, max_batch: int) -> None:
         probs, used, counts = result
         names = used.classifier.classes
         sets = label_sets(used.classifier, probs)
-        shown = as_logits(probs, bool(getattr(used.classifier, "multilabel", False))) if raw_logits(body) else probs
+        shown = as_logits(probs, bool(getattr(used.classifier, "multilabel", False)),
+                          getattr(used.classifier, "temperature", None)) if raw_logits(body) else probs
         data = [{"index": i, "label": names[int(row.argmax())], "probs": [round(float(p), 6) for p in out],
                  "num_classes": len(names), "tokens": read, "truncated": total > read,
                  **({"over_threshold": sets[i]} if sets else {})}

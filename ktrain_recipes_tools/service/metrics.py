@@ -39,6 +39,8 @@ class ServiceMetrics:
                                buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256), registry=r)
         self.model_calls = Counter("ktrain_recipes_model_calls", "model calls, by outcome", ["outcome"], registry=r)
         self.reloads = Counter("ktrain_recipes_reloads", "hot swaps, by outcome", ["outcome"], registry=r)
+        self.withheld = Counter("ktrain_recipes_withheld_texts", "texts given no label: their top probability "
+                                "under the request's min_confidence", registry=r)
         self.truncated = Counter("ktrain_recipes_truncated_texts", "texts cut to the model's maxlen", registry=r)
         self.tokens = Histogram("ktrain_recipes_tokens_read", "tokens the model read per text",
                                 buckets=(8, 16, 32, 64, 128, 256, 512), registry=r)

@@ -17,24 +17,31 @@ def predict_request(max_batch: int) -> type[BaseModel]:
         truncate: bool = Field(True, description=TRUNCATE)
         # TEI spells it "Right": both are its one value
         truncation_direction: Literal["right", "Right"] = Field("right", description=DIRECTION)
+        min_confidence: float | None = Field(None, gt=0, le=1, description=MIN_CONFIDENCE)
 
     return PredictRequest
 
 
 TRUNCATE = ("cut a text longer than the model's maxlen to its first tokens (true), or refuse the request with a 422 "
             "naming the text and its length (false)")
+MIN_CONFIDENCE = ("answer only texts whose top probability reaches this (in (0, 1]; choose it on validation with "
+                  "`ktrain-recipes calibrate --accuracy`): the others get \"label\": null and \"withheld\": true, "
+                  "their probabilities still given. Predictors of one label per text only")
 DIRECTION = ("which end is kept: 'right' cuts the end. One model call serves the texts of many requests, so the "
              "direction cannot vary by request: 'left' is not offered")
 
 
 class Prediction(BaseModel):
-    label: str
+    label: str | None = Field(description="the most probable label; null when the request's min_confidence "
+                              "withheld it")
     probabilities: dict[str, float]
     tokens: int = Field(description="tokens the model read, special tokens included (at most its maxlen)")
     truncated: bool = Field(description="whether the text was longer than the model reads, and was cut")
     labels: list[str] | None = Field(None, description="a predictor of several labels per text: the labels whose "
                                      "probability reaches their threshold (chosen on validation), possibly none; "
                                      "'label' is then the most probable one")
+    withheld: bool | None = Field(None, description="with min_confidence: whether the answer was withheld (the "
+                                  "top probability under it)")
 
 
 class PredictResponse(BaseModel):
