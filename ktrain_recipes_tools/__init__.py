@@ -8,14 +8,14 @@ notebooks reach; this package holds what an operator or a study runs on top of i
 - the studies the course reports (``studies/``: the four architectures' cost, the published models, ETHICS).
 
 Imports point one way: these modules import the helper, the helper never imports them (a contract import-linter
-checks: ``make lint``). Notebooks 03, 06, 08, 09 and 11 import what they show from here by name, as d2l's
+checks: ``make lint``). Notebooks 03, 06, 08, 09, 11 and 12 import what they show from here by name, as d2l's
 chapters import ``d2l``: ``import ktrain_recipes_tools as krt``. The names load their module on first use.
 """
 
 import ktrain_recipes  # noqa: F401  (first: the helper's compatibility shims, before anything imports TensorFlow)
 
 
-# What notebooks 03, 06, 08, 09 and 11 show, by the module that owns each (tests/test_imports.py checks that every
+# What notebooks 03, 06, 08, 09, 11 and 12 show, by the module that owns each (tests/test_imports.py checks that every
 # one is shown in a notebook). The last group are the helper's own functions those notebooks use that the helper's
 # face leaves out.
 _PUBLIC = {
@@ -82,6 +82,17 @@ _PUBLIC = {
     "ktrain_recipes.inference.thresholds": {
         "choose_thresholds": "one threshold for all labels and one per label, chosen on validation",
         "score_with": "macro-F1, micro-F1, exact match and per label with the thresholds (and with 0.5 beside)",
+    },
+    "ktrain_recipes.inference.calibration": {
+        "calibration_scores": "accuracy, expected calibration error, log-loss and Brier score of probabilities",
+        "fit_temperature": "the temperature that minimises log-loss on validation (scipy's bounded search)",
+        "scaled": "probabilities at a temperature: a softmax of log p / T, every label kept",
+        "coverage_curve": "the accuracy of the answered texts at each confidence threshold",
+        "choose_min_confidence": "the lowest confidence at which the answered texts reach a named accuracy",
+        "selective_scores": "coverage and the answered texts' accuracy at a confidence threshold",
+    },
+    "ktrain_recipes.predictor.staging": {
+        "record_temperature": "a temperature written into a saved predictor, which every loader then applies",
     },
     "ktrain_recipes.plots": {
         "plot_latency_vs_accuracy": "models as bubbles: latency against accuracy, area by size",

@@ -333,4 +333,6 @@ pd.DataFrame(kr.time_side_by_side(predict, list(table["text"]) * 20, rounds=3, n
 
 # %% [markdown]
 # **Next:**
-# [08_ethics_benchmark](08_ethics_benchmark.ipynb): your own data in practice, on a benchmark of moral judgements.
+# [12_how_sure](12_how_sure.ipynb): how sure the predictor is, a temperature that makes its probabilities honest,
+# and answers withheld when it is unsure. Then [08_ethics_benchmark](08_ethics_benchmark.ipynb): your own data in
+# practice, on a benchmark of moral judgements.

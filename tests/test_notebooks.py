@@ -24,7 +24,7 @@ KERAS3_NOTEBOOKS = ["10_keras3_keras_hub.ipynb"]
 
 def test_every_notebook_is_committed_with_its_source():
     assert sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) == sorted(EXPECTED)
-    assert len(EXPECTED) == 12
+    assert len(EXPECTED) == 13
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

@@ -311,7 +311,7 @@ def test_serve_bench_measures_every_server_and_the_overload_level(exported, tmp_
                 assert 0 <= answered - lv["statuses"]["200"] <= lv["concurrency"] + 4, (answered, lv)
                 assert len(lv["by_length"]) >= 2  # the slice's texts fall in more than one length bucket
                 assert all(b["p50_ms"] <= b["p99_ms"] for b in lv["by_length"].values())
-    overload = result["servers"][-1]["levels"][0]
+    overload = next(r for r in result["servers"] if r["server"] == "f_overload")["levels"][0]
     assert overload["refused_429"] > 0 and set(overload["statuses"]) <= {"200", "429", "503"}
     assert result["targets"]["overload_other_non_2xx"]["met"]
     assert "c32_rps_ratio_ray2_over_c" not in result["targets"]  # no level at 32 clients in this short run

@@ -21,22 +21,14 @@ validation (``inference.thresholds``), already decide how sure each label must b
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ktrain_recipes.errors import RecipesError
+from ktrain_recipes.predictor.saved import check_temperature  # noqa: F401  (the rule, kept with the folder's reader)
 
 BINS = 15  # Guo et al.'s bin count, and the one every figure of ours states beside its ECE
 MIN_TEXTS = 100  # fewer validation texts than this fit a temperature (or choose a threshold) on noise
 BOUNDS = (0.05, 20.0)  # temperatures searched: far beyond what a fine-tuned transformer needs either way
-
-
-def check_temperature(value, where: str = "the temperature") -> float:
-    """``value`` as a float if it is a positive finite number; RecipesError otherwise."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise RecipesError(f"{where} {value!r} is not a positive finite number")
-    return float(value)
 
 
 def check_min_confidence(value) -> float:

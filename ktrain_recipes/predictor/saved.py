@@ -285,11 +285,18 @@ def label_sets_of(saved: SavedPredictor) -> tuple[bool, dict | None]:
     return True, manifest["thresholds"]
 
 
-def temperature_of(saved: SavedPredictor) -> float | None:
-    """The temperature recorded for the save (``calibration``: fitted on validation), or None; a value that is not
-    a positive finite number is a corrupt folder."""
-    from ktrain_recipes.inference.calibration import check_temperature
+def check_temperature(value, where: str = "the temperature") -> float:
+    """``value`` as a float if it is a positive finite number; RecipesError otherwise."""
+    import math
 
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise RecipesError(f"{where} {value!r} is not a positive finite number")
+    return float(value)
+
+
+def temperature_of(saved: SavedPredictor) -> float | None:
+    """The temperature recorded for the save (``inference.calibration``: fitted on validation), or None; a value
+    that is not a positive finite number is a corrupt folder."""
     value = saved.manifest.get("temperature")
     if value is None:
         return None

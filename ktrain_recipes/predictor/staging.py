@@ -221,9 +221,8 @@ def record_temperature(folder: str | os.PathLike, temperature: float, calibratio
     """
     import uuid
 
-    from ktrain_recipes.inference.calibration import check_temperature
     from ktrain_recipes.predictor.manifest import sha256_file
-    from ktrain_recipes.predictor.saved import read_predictor
+    from ktrain_recipes.predictor.saved import check_temperature, read_predictor
 
     folder = Path(folder)
     temperature = check_temperature(temperature)

@@ -4,11 +4,14 @@ give on the test split, scored once (``ktrain-recipes calibrate``; the figures o
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.inference import calibration as cal
 
+BENCH_TEMPERATURE = 1.5  # what serve-bench's calibrated copy records when the folder has none: the cost is the same
 CURVE_POINTS = 50  # the accuracy-coverage curve kept in a record: enough to draw it, few enough to read
 
 
@@ -96,3 +99,22 @@ def summary(found: dict) -> str:
             lines.append(f"on test: {answered} on the {t['coverage']:.1%} answered ({t['withheld']} of {t['n']} "
                          "withheld)")
     return "\n".join(lines)
+
+
+@contextmanager
+def calibrated_copy(predictor: str):
+    """A temporary copy of ``predictor`` that records a temperature (its own, else ``BENCH_TEMPERATURE``), for
+    serve-bench to serve beside the folder as it is; removed at the end."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from ktrain_recipes.predictor.manifest import unchecked_manifest
+    from ktrain_recipes.predictor.staging import record_temperature
+
+    with tempfile.TemporaryDirectory(prefix="calibrated-") as tmp:
+        copy = Path(tmp) / Path(predictor).name
+        shutil.copytree(predictor, copy)
+        if unchecked_manifest(copy).get("temperature") is None:
+            record_temperature(copy, BENCH_TEMPERATURE, {"about": "serve-bench's copy: the cost of scaling"})
+        yield str(copy)

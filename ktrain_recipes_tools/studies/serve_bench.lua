@@ -13,7 +13,7 @@ request = function()
     return wrk.format("GET", "/predict?text=" .. text:gsub(" ", "%%20"))
   end
   return wrk.format("POST", "/predict", {["Content-Type"] = "application/json"},
-                    '{"texts": ["' .. text .. '"]}')
+                    '{"texts": ["' .. text .. '"]{EXTRA}}')
 end
 done = function(summary, latency, requests)
   local bad = summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write

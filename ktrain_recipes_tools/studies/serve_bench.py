@@ -1,11 +1,14 @@
 """``serve-bench``: requests/s, latency percentiles and resident memory of HTTP servers for one predictor,
 measured in one run on one machine:
 
-(a) ktrain's FAQ deployment: Flask around ``ktrain.load_predictor``, one text per ``GET /predict?text=``;
+(a) ktrain's FAQ deployment: Flask around ``ktrain.load_predictor``, one text per ``GET /predict?text=``
+(``faq_flask``);
 (b) our service (``serve``) with the ktrain backend;
 (c) our service with the int8 ONNX backend and micro-batching;
 (d, e) the same service on Ray Serve (``serve --engine ray``) with 1 and 2 replicas;
-(f) the single-process int8 service overloaded: 256 clients against a small queue (``--max-queue 32 --max-batch 32``).
+(f) the single-process int8 service overloaded: 256 clients against a small queue (``--max-queue 32 --max-batch 32``);
+(g) (c) serving a copy of the predictor that records a temperature, every request asking ``min_confidence`` 0.9:
+    what scaling and withholding cost.
 
 Every level counts the answers by status: 429 and 503 are the service refusing work it cannot take in time;
 any other non-2xx is a failure.
@@ -15,7 +18,6 @@ client tops out near 200 requests/s at 32 connections on a 2-core machine, below
 text per request, for a fixed time per level; wrk's Lua hooks report every percentile and the non-200 answers.
 """
 
-import argparse
 import json
 import os
 import re
@@ -40,6 +42,7 @@ SERVERS = {
     "d_ray_serve_1": "our service on Ray Serve, 1 replica (int8)",
     "e_ray_serve_2": "our service on Ray Serve, 2 replicas (int8)",
     "f_overload": "our service, int8, overloaded (--max-queue 32, --max-batch 32, --max-concurrent 64)",
+    "g_service_int8_calibrated": "our service, int8, a temperature recorded and min_confidence 0.9 in every request",
 }
 OVERLOAD = 256  # clients at the overload level (f)
 TEXT_SETS = {"short": "six short sentences in turn (6 to 11 tokens)",
@@ -55,21 +58,6 @@ def emotion_texts(n: int = 400) -> list[str]:
 
     texts = [t for t in load_emotion().texts("validation") if re.fullmatch(r"[a-z0-9 ,.']+", t)]
     return texts[:n]
-
-
-def flask_app(predictor: str, host: str, port: int) -> None:
-    """ktrain's FAQ deployment, as users copy it: a threaded Flask app, one text per GET."""
-    import ktrain
-    from flask import Flask, jsonify, request
-
-    model = ktrain.load_predictor(predictor)
-    app = Flask(__name__)
-
-    @app.route("/predict", methods=["GET"])
-    def predict():
-        return jsonify({"prediction": model.predict(request.args.get("text"))})
-
-    app.run(host=host, port=port, threaded=True)
 
 
 def stop(proc: subprocess.Popen, timeout: float = 20) -> None:
@@ -89,7 +77,7 @@ def free_port() -> int:
 
 def _command(name: str, predictor: str, port: int) -> list[str]:
     if name == "a_flask_ktrain_faq":
-        return [sys.executable, "-m", "ktrain_recipes_tools.studies.serve_bench", "flask", predictor, str(port)]
+        return [sys.executable, "-m", "ktrain_recipes_tools.studies.faq_flask", predictor, str(port)]
     backend = "ktrain" if name == "b_service_ktrain" else "int8"
     command = [sys.executable, "-m", "ktrain_recipes", "serve", "--predictor", predictor, "--backend", backend,
                "--host", "127.0.0.1", "--port", str(port), "--reload-interval", "0"]
@@ -103,7 +91,10 @@ def _command(name: str, predictor: str, port: int) -> list[str]:
 def _request(name: str, url: str, http, text: str):
     if name == "a_flask_ktrain_faq":
         return http.get(url + "/predict", params={"text": text})
-    return http.post(url + "/predict", json={"texts": [text]})
+    return http.post(url + "/predict", json={"texts": [text], **WITHHOLD.get(name, {})})
+
+
+WITHHOLD = {"g_service_int8_calibrated": {"min_confidence": 0.9}}  # the request field each server's load sends
 
 
 WRK_SCRIPT = Path(__file__).with_name("serve_bench.lua")  # wrk's Lua hooks: the texts, statuses, percentiles
@@ -121,10 +112,11 @@ def _level(name: str, url: str, concurrency: int, seconds: float, texts: list[st
     if wrk is None:
         raise RecipesError("serve-bench needs wrk, the HTTP load generator: `apt-get install wrk`")
     lua = WRK_SCRIPT.read_text().replace("{TEXTS}", "{" + ", ".join(json.dumps(t) for t in texts) + "}").replace(
-        "MODE", json.dumps("get" if name == "a_flask_ktrain_faq" else "post"))
+        "MODE", json.dumps("get" if name == "a_flask_ktrain_faq" else "post")).replace(
+        "{EXTRA}", "".join(f', "{k}": {v}' for k, v in WITHHOLD.get(name, {}).items()))
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
         f.write(lua)
-    scrape = name in ("b_service_ktrain", "c_service_int8", "f_overload")  # our single-process service
+    scrape = name in ("b_service_ktrain", "c_service_int8", "f_overload", *WITHHOLD)  # our single-process service
     before = httpx.get(url + "/metrics").text if scrape else ""
     try:
         run = subprocess.run([wrk, "-t", "1", "-c", str(concurrency), "-d", f"{seconds:g}s", "--timeout", "20s",
@@ -207,7 +199,14 @@ def run_serve_bench(predictor: str, out: str = "docs", assets: str = "assets", c
     if texts not in TEXT_SETS:
         raise RecipesError(f"texts must be one of {', '.join(TEXT_SETS)}, got {texts!r}")
     load = TEXTS if texts == "short" else emotion_texts()
-    rows = [bench_server(name, predictor, list(concurrencies), seconds, load) for name in servers]
+    from ktrain_recipes_tools.studies.calibration import calibrated_copy
+
+    from contextlib import nullcontext
+
+    copying = any(name in WITHHOLD for name in servers)
+    with calibrated_copy(predictor) if copying else nullcontext(predictor) as calibrated:  # (g): a copy with one
+        rows = [bench_server(name, calibrated if name in WITHHOLD else predictor, list(concurrencies), seconds, load)
+                for name in servers]
     result = {"predictor": str(predictor), "load": "wrk -t 1 -c CONCURRENCY", "texts": TEXT_SETS[texts],
               "latency": "percentiles of every answer, refusals (429/503) included", "seconds_per_level": seconds,
               "cpu": describe_machine(), "cpu_features": cpu_features(), "servers": rows, "targets": targets(rows)}
@@ -287,12 +286,3 @@ def chart(rows: list[dict], path: Path) -> None:
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
-
-# the Flask baseline runs as its own process: python -m ktrain_recipes_tools.studies.serve_bench flask
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("server", choices=["flask"])
-    parser.add_argument("predictor")
-    parser.add_argument("port", type=int)
-    args = parser.parse_args()
-    flask_app(args.predictor, "127.0.0.1", args.port)
