@@ -123,13 +123,16 @@ def solutions_fold_until_opened(page, name: str) -> int:
     return tagged
 
 
-# what the browser finds on a page: blocks wider than their column (a reader would scroll sideways), CI cell tags
+# what the browser finds on a page: blocks wider than their column (a reader would scroll sideways; a table's own
+# scrolling box is the exception, as for the docs' Markdown tables), CI cell tags
 # shown, and links to this repository's files on GitHub
 PAGE_CHECK = """() => {
   const wide = [];
   for (const el of document.querySelectorAll('.md-content pre, .md-content table, .md-content .md-typeset__scrollwrap,'
                                              + ' .md-content .jp-OutputArea-output, .md-content .highlight')) {
-    if (el.offsetParent !== null && el.scrollWidth > el.clientWidth + 2) {
+    const tableBox = el.tagName === 'TABLE' || el.classList.contains('md-typeset__scrollwrap')
+      || (el.querySelector('table') !== null && !el.querySelector('pre'));  // a table scrolls in its own box
+    if (el.offsetParent !== null && !tableBox && el.scrollWidth > el.clientWidth + 2) {
       wide.push(el.tagName + ' ' + el.scrollWidth + ' px in ' + el.clientWidth + ' px');
     }
   }
@@ -185,6 +188,53 @@ def test_every_page_fits_1280_by_800_shows_no_ci_tag_and_keeps_its_links_on_the_
             problems += [f"{name}: a link leads nowhere: {h}" for h in dead_links(found["local"])]
         browser.close()
     assert problems == []
+
+
+# what a phone's reader meets: the page wider than the screen, and table cells with a word broken across lines (a
+# cell with more lines than words has one, a word ending at a space, a hyphen or a slash; a table wider than its
+# column scrolls in its own box, which is fine)
+PHONE_CHECK = """() => {
+  const root = document.documentElement;
+  const page = root.scrollWidth > window.innerWidth + 1 ? root.scrollWidth : 0;
+  const broken = [];
+  for (const cell of document.querySelectorAll('.md-content td, .md-content th')) {
+    if (cell.offsetParent === null) continue;
+    // the places a line may break without cutting a word: spaces, and after a hyphen or a slash (mpnet-base)
+    const words = cell.innerText.trim().split(/[\\s\\/-]+/).filter(Boolean);
+    if (!words.length) continue;
+    const range = document.createRange();
+    range.selectNodeContents(cell);
+    const rects = Array.from(range.getClientRects()).filter(r => r.width > 0).sort((a, b) => a.top - b.top);
+    let lines = 0, bottom = -Infinity;  // a rect starting below the line so far starts a new line
+    for (const r of rects) {
+      if (r.top >= bottom - 2) { lines += 1; bottom = r.bottom; } else { bottom = Math.max(bottom, r.bottom); }
+    }
+    if (lines > words.length) broken.push(words.join(' ').slice(0, 40) + ' (' + lines + ' lines)');
+  }
+  return {page, broken};
+}"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width,height", [(390, 844), (1280, 800)])
+def test_no_table_breaks_a_word_and_no_page_is_wider_than_the_screen(site, width, height):
+    from playwright.sync_api import sync_playwright
+
+    from servers import chromium
+
+    pages = sorted(p for p in site.rglob("index.html") if "search" not in p.parts)
+    problems = []
+    with sync_playwright() as p:
+        browser = chromium(p)
+        page = browser.new_page(viewport={"width": width, "height": height})
+        for path in pages:
+            page.goto(path.as_uri())
+            found = page.evaluate(PHONE_CHECK)
+            name = str(path.relative_to(site))
+            problems += [f"{name}: the page is {found['page']} px wide on a {width} px screen"] if found["page"] else []
+            problems += [f"{name}: a cell breaks a word: {b}" for b in found["broken"][:3]]
+        browser.close()
+    assert problems == [], f"{len(problems)} problems at {width} px: {problems[:12]}"
 
 
 def test_the_page_of_what_to_expect_is_linked_from_readme_and_every_notebook():
