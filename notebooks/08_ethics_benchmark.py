@@ -264,8 +264,10 @@ pd.Series({"accuracy": ours["accuracy"], f"accuracy ** {task.group} (mistakes at
 #
 # <details><summary>Answer</summary>
 #
-# Deontology (a scenario and an excuse) and virtue (a scenario and a trait). ktrain's `text.Transformer` takes each
-# pair as the two segments of one input, as BERT reads sentence pairs.
+# Deontology (a scenario and an excuse) and virtue (a scenario and a trait). ktrain's `text.Transformer` joins each
+# pair into one input, `[CLS] first [SEP] second [SEP]`; but on transformers 4.2x and later its own check for segment
+# ids says no for every model, so left to itself it feeds the second sentence as segment 0, not as BERT reads a
+# pair. This notebook tells it (`krt.transformer_preprocessor`), so the second sentence is segment 1.
 #
 # </details>
 

@@ -125,7 +125,8 @@ pd.DataFrame({"token": tweet.tokens[:12], "id": tweet.ids[:12]})
 # `BertBackbone.from_preset` reads the checkpoint's config and weights. The classifier on top is the one ktrain's
 # model had: the pooled `[CLS]` vector, dropout, and a dense layer with one output per label (logits). Three lines of
 # Keras' functional API. `kr.use_precision` sets Keras's dtype policy before the model is built and says why it chose
-# it: mixed bfloat16 where the processor computes it natively, float32 on the CPU below. The last layer is built in
+# it: mixed bfloat16 where the processor computes it natively (as the CPU of the run below does: its output says
+# so), float32 elsewhere. The last layer is built in
 # float32 whatever the policy, so the logits, the loss and the softmax stay in float32.
 
 # %%
@@ -144,6 +145,7 @@ def build_model():
 model = build_model()
 f"{model.count_params():,} parameters"
 
+# %% [markdown]
 # ## STEP 3: Find a learning rate
 # ktrain's `learner.lr_find` raises the rate each batch and watches the loss. Keras 3 has no such call;
 # `kr.LRFinder` is a Keras callback that does the same: `fit` it for one epoch, and it stops when the loss
@@ -287,6 +289,50 @@ pd.DataFrame({
 # CPU without bfloat16, ktrain and KerasHub's TensorFlow backend trained at the same speed and the JAX backend at
 # about half of it, measured one after the other in
 # [docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md#keras-3-and-kerashub-notebook-10).
+
+# %% [markdown]
+# ## Exercises
+# **1.** Which label does this model miss most often, and what does it take it for? `metrics["confusion_matrix"]`
+# has a row per true label, in the order of `metrics["label_names"]`.
+
+# %% tags=["solution"] cellView="form" jupyter={"source_hidden": true}
+#@title Solution
+cm = pd.DataFrame(metrics["confusion_matrix"], index=metrics["label_names"], columns=metrics["label_names"])
+recall = pd.Series({label: cm.loc[label, label] / cm.loc[label].sum() for label in cm.index})
+worst_label = recall.idxmin()
+taken_for = cm.loc[worst_label].drop(worst_label).idxmax()
+print(f"{worst_label}: recall {recall[worst_label]:.3f}, most often taken for {taken_for} "
+      f"({cm.loc[worst_label, taken_for]} texts)")
+
+# %% [markdown]
+# <details><summary>What to look for</summary>
+#
+# Set it beside notebook 01's answer to the same question (00's exercise 1): the same weights trained on the same
+# schedule should miss the same rare label and take it for the same neighbour (surprise for fear, love for joy). A
+# different answer would be worth reading the texts for. This notebook's committed run predates the exercise, so the
+# solution has no output here: run it to see yours.
+#
+# </details>
+
+# %% [markdown]
+# **2.** How sure is the model when it is wrong? Compare its mean top probability on the validation texts it gets
+# right and on those it gets wrong (`probs` above holds the softmax).
+
+# %% tags=["solution"] cellView="form" jupyter={"source_hidden": true}
+#@title Solution
+right = probs.argmax(axis=1) == y_val
+print(f"right: {probs[right].max(axis=1).mean():.3f} on {right.sum()} texts; "
+      f"wrong: {probs[~right].max(axis=1).mean():.3f} on {(~right).sum()} texts")
+
+# %% [markdown]
+# <details><summary>What to look for</summary>
+#
+# A model that knows when it is unsure is less sure of its mistakes than of its right answers; how much less, and
+# whether its probabilities can be trusted as they are, is what notebook
+# [12_how_sure](12_how_sure.ipynb) measures (the reliability diagram, a temperature, answers withheld). This
+# notebook's committed run predates the exercise: run it to see both figures.
+#
+# </details>
 
 # %% [markdown]
 # ## Check yourself

@@ -256,6 +256,7 @@ pd.DataFrame(kr.classify(reloaded, texts, report=True, min_confidence=chosen[nam
 # the lowest validation ECE). Does the test ECE improve?
 
 # %% tags=["solution"] cellView="form" jupyter={"source_hidden": true}
+#@title Solution
 name = list(found)[0]
 grid = np.round(np.arange(0.5, 3.01, 0.05), 2)
 ece = [krt.calibration_scores(krt.scaled(probs[name, "validation"], t), truth[name, "validation"], BINS)["ece"]
@@ -277,6 +278,7 @@ print(f"{name}: T by validation ECE {best}, test ECE "
 # **2.** Choose the threshold for an accuracy of 0.99 instead. How much coverage does it cost on test?
 
 # %% tags=["solution"] cellView="form" jupyter={"source_hidden": true}
+#@title Solution
 for name in found:
     val_p = krt.scaled(probs[name, "validation"], temperature[name])
     try:
