@@ -232,11 +232,11 @@ pd.DataFrame(kr.classify(reloaded, texts, report=True, min_confidence=chosen[nam
     ["label", "withheld", "tokens"]]
 
 # %% [markdown]
-# The same from the command line and over HTTP:
+# The same from the command line and over HTTP, for the predictor folder named in `$P`:
 #
 # ```bash
-# ktrain-recipes calibrate --predictor runs/quickstart --data /path/to/emotion --accuracy 0.97 --test --record
-# ktrain-recipes predict --predictor runs/quickstart --min-confidence 0.64 "i am not sure how i feel"
+# ktrain-recipes calibrate --predictor "$P" --data /path/to/emotion --accuracy 0.97 --test --record
+# ktrain-recipes predict --predictor "$P" --min-confidence 0.64 "i am not sure how i feel"
 # curl -s localhost:8000/predict -d '{"texts": ["i am not sure how i feel"], "min_confidence": 0.64}'
 # ```
 #
