@@ -3,7 +3,9 @@
 # [![Open In
 # Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/ktrain-recipes/ktrain-recipes/blob/main/notebooks/03_four_architectures.ipynb)
 #
-# The course's seed fine-tunes four models of one family. They differ in how they cut text into pieces, where their
+# The article this course grew from, Adrien Payong's
+# ["BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding"][payong]
+# (Paperspace blog), fine-tunes four models of one family. They differ in how they cut text into pieces, where their
 # parameters live and what they cost, and all of that can be shown without their pretrained weights: a tokenizer
 # needs only its vocabulary, a parameter count only the model's configuration, and the time a forward and backward
 # pass takes does not depend on the weights' values. Only accuracy needs the weights, and for that this notebook
@@ -34,6 +36,8 @@
 # `krt.hub_reachable` says whether the hub can be asked, `krt.parameter_table`, `krt.plot_parameters` and
 # `krt.albert_arithmetic` count parameters from each model's configuration, `krt.CostSettings` and `krt.cost_table`
 # time each architecture at its real size with random weights, and `krt.published_table` shows what others published.
+#
+# [payong]: https://blog.paperspace.com/bert-pre-training-of-deep-bidirectional-transformers-for-language-understanding/
 
 # %% tags=["install"]
 # Colab / Gradient: fetch this project and install it with the versions it was tested with (2 to 4 minutes, once per

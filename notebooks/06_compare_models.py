@@ -134,6 +134,9 @@ pd.Series(krt.albert_arithmetic())
 
 # %% [markdown]
 # ## The four models of the article, fine-tuned by others
+# The article is the one this course grew from, Adrien Payong's
+# ["BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding"][payong]
+# (Paperspace blog).
 # Fine-tuning BERT, RoBERTa, DistilBERT and ALBERT takes hours on a CPU, but others have published each one
 # fine-tuned on emotion. ktrain's tutorial A3 shows how to use such a model as it is: `text.Transformer` gives
 # the preprocessor (the model's own tokenizer), transformers loads the fine-tuned weights, and
@@ -145,6 +148,8 @@ pd.Series(krt.albert_arithmetic())
 # accuracy each model's card reports; where ours differs, both are shown. On a Colab CPU this takes minutes
 # (`TEST_LIMIT` texts per model; `None` scores all 2,000). The published models come from the Hugging Face hub:
 # where it cannot be reached, only our runs are scored, and the cards' figures are printed instead.
+#
+# [payong]: https://blog.paperspace.com/bert-pre-training-of-deep-bidirectional-transformers-for-language-understanding/
 
 # %%
 from pathlib import Path
