@@ -7,6 +7,7 @@ service and ``--help`` never import matplotlib, scikit-learn or TensorFlow.
 """
 
 import sys as _sys
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from ktrain_recipes import compat  # noqa: F401  (first: TF_USE_LEGACY_KERAS and numpy aliases)
 from ktrain_recipes.config import RecipeConfig
@@ -91,6 +92,36 @@ _PUBLIC = {
     "keras3.lr_finder": {"LRFinder": "ktrain's rate finder for Keras 3"},
     "keras3.presets": {"keras_hub_preset": "a KerasHub preset from a local Hugging Face folder, offline"},
 }
+if _TYPE_CHECKING:  # what editors and type checkers follow to each name's definition; never run, so no cost
+    from ktrain_recipes.notebook import setup_notebook, runs_folder
+    from ktrain_recipes.models import resolve_model
+    from ktrain_recipes.data.loading import load_emotion, load_data_for, sample
+    from ktrain_recipes.data.maxlen import load_tokenizer, resolve_maxlen, token_lengths
+    from ktrain_recipes.segments import takes_segment_ids
+    from ktrain_recipes.training.recipe import run_recipe
+    from ktrain_recipes.training.batching import bucket_batches
+    from ktrain_recipes.training.train import set_seed, epoch_timer, few_steps_note
+    from ktrain_recipes.training.record import record_run
+    from ktrain_recipes.training.precision import use_precision
+    from ktrain_recipes.inference.evaluate import score, report_table
+    from ktrain_recipes.inference.prediction import classify, open_predictor
+    from ktrain_recipes.inference.timing import time_inference, time_side_by_side
+    from ktrain_recipes.inference.onnx_inference import export_onnx
+    from ktrain_recipes.inference.input_files import read_texts
+    from ktrain_recipes.predictor.staging import save_checked_predictor
+    from ktrain_recipes.predictor.loading import load_checked_predictor
+    from ktrain_recipes.records import committed_results
+    from ktrain_recipes.plots import (
+        plot_label_distribution,
+        plot_token_lengths,
+        plot_history,
+        plot_confusion_matrix,
+        plot_lr_find,
+    )
+    from ktrain_recipes.keras3.one_cycle import OneCycle
+    from ktrain_recipes.keras3.lr_finder import LRFinder
+    from ktrain_recipes.keras3.presets import keras_hub_preset
+
 _OWNER = {name: module for module, names in _PUBLIC.items() for name in names}
 __all__ = ["RecipeConfig", "RecipesError", "__version__", *_OWNER]
 

@@ -171,6 +171,34 @@ def test_every_public_name_is_used_by_a_learner_and_says_what_ktrain_lacks():
     assert public - used == set(), "on kr but never shown to a learner: import it from its module"
 
 
+def type_checking_imports(source: str) -> dict[str, str]:
+    """Each name the ``if _TYPE_CHECKING:`` block of a package face imports, with the module it comes from."""
+    tree = ast.parse(source)
+    block = next(node for node in tree.body if isinstance(node, ast.If) and getattr(node.test, "id", "") ==
+                 "_TYPE_CHECKING")
+    return {alias.name: node.module for node in block.body if isinstance(node, ast.ImportFrom)
+            for alias in node.names}
+
+
+def test_editors_follow_every_public_name_to_its_definition():
+    # ``kr.run_recipe`` is loaded lazily by __getattr__, which editors cannot follow; the TYPE_CHECKING block (never
+    # run) names the same module for every public name, so "go to definition" lands on the function itself
+    import importlib
+
+    init = PACKAGE / "__init__.py"
+    static = type_checking_imports(init.read_text())
+    lazy = {name: f"ktrain_recipes.{module}" for name, module in ktrain_recipes._OWNER.items()}
+    assert static == lazy, "the TYPE_CHECKING block and _PUBLIC disagree: list each name in both, from one module"
+    for name, module in static.items():
+        assert getattr(importlib.import_module(module), name) is getattr(ktrain_recipes, name)
+
+
+def test_the_type_checking_check_sees_a_name_missing():
+    init = (PACKAGE / "__init__.py").read_text()
+    static = type_checking_imports(init.replace("run_recipe\n", "epoch_timer\n", 1))
+    assert static.get("run_recipe") is None and set(static) != set(ktrain_recipes._OWNER)
+
+
 def test_the_tools_face_names_what_the_tools_notebooks_show():
     import re
 
