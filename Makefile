@@ -112,7 +112,7 @@ $(COLAB)/.installed: .ci/colab-runtime.txt
 	$(PY313) -m venv $(COLAB)
 	$(COLAB)/bin/pip install --quiet --upgrade pip
 	$(COLAB)/bin/pip install --quiet -r .ci/colab-runtime.txt
-	$(COLAB)/bin/pip install --quiet pytest==9.2.0 nbval==0.11.0 hypothesis==6.170.15
+	$(COLAB)/bin/pip install --quiet pytest==9.2.0 pytest-timeout==2.4.0 nbval==0.11.0 hypothesis==6.170.15
 	touch $@
 colab-env: $(COLAB)/.installed
 colab-check: $(VENV)/.installed-dev smoke-setup $(COLAB)/.installed

@@ -40,3 +40,15 @@ def test_the_tests_of_one_group_run_on_one_worker(tmp_path):
     workers = {i: (tmp_path / str(i)).read_text() for i in range(16)}
     assert len({workers[i] for i in range(0, 16, 2)}) == 1, workers
     assert len(set(workers.values())) == 2, workers  # the others were spread: both workers ran tests
+
+
+def test_a_test_that_hangs_fails_instead_of_holding_the_run(request, tmp_path):
+    # pytest-timeout with the suite's own limit (pyproject.toml): a hang fails its test, and the run goes on
+    assert request.config.pluginmanager.hasplugin("timeout"), "pytest-timeout is not installed (requirements-dev.txt)"
+    limit = float(request.config.getini("timeout"))
+    assert 0 < limit <= 1800, f"the per-test limit is {limit} s: set timeout in pyproject.toml"
+    (tmp_path / "test_hang.py").write_text("import time\n\ndef test_hang():\n    time.sleep(120)\n\n"
+                                           "def test_after():\n    pass\n")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "timeout=2",
+                          str(tmp_path)], capture_output=True, text=True, timeout=90, cwd=tmp_path)
+    assert run.returncode == 1 and "1 failed, 1 passed" in run.stdout and "Timeout" in run.stdout, run.stdout[-2000:]
