@@ -95,6 +95,22 @@ def test_the_model_id_names_the_save_and_the_answer_its_labels(client):
     assert answer["model"] == listed["id"] and answer["labels"] == listed["labels"]
 
 
+def test_both_routes_agree_at_maxlen(client):
+    # texts of maxlen - 1, maxlen and maxlen + 1 tokens (special tokens included): only the last is cut, on both routes
+    maxlen = client.get("/metadata").json()["maxlen"]
+    one, two = (client.post("/predict", json={"texts": [" ".join(["happy"] * n)]}).json()["predictions"][0]["tokens"]
+                for n in (1, 2))
+    assert two - one == 1, "the boundary texts need a word of one token"
+    texts = [" ".join(["happy"] * (total - (one - 1))) for total in (maxlen - 1, maxlen, maxlen + 1)]
+    predicted = client.post("/predict", json={"texts": texts}).json()["predictions"]
+    classified = vllm_classify(client, "/classify", None, texts)["data"]
+    for answers in (predicted, classified):
+        assert [a["truncated"] for a in answers] == [False, False, True]
+        assert [a["tokens"] for a in answers] == [maxlen - 1, maxlen, maxlen]
+    refused = client.post("/predict", json={"texts": texts[:2], "truncate": False})
+    assert refused.status_code == 200  # an item of exactly maxlen tokens is read whole: nothing to refuse
+
+
 def test_truncation_is_reported_per_item_counted_and_refusable(client):
     meta = client.get("/metadata").json()
     before = client.get("/metrics").text

@@ -98,7 +98,7 @@ def run(args) -> None:
     refuse_min_confidence(predictor, args.min_confidence)
     if args.report_truncation:  # the texts given as arguments go through the file writer, which has the columns
         from ktrain_recipes.inference.prediction import as_classifier
-        from ktrain_recipes.inference.truncation import token_counts
+        from ktrain_recipes_tools.inference.truncation import token_counts
         from ktrain_recipes_tools.inference.writer import PredictionWriter
 
         model = as_classifier(predictor)

@@ -36,7 +36,7 @@ def predict_file(predictor, path: str | os.PathLike, output: str | None = None, 
 
     from ktrain_recipes.inference.prediction import as_classifier, classify
     from ktrain_recipes.inference.prediction import cut, threshold_cuts
-    from ktrain_recipes.inference.truncation import token_counts
+    from ktrain_recipes_tools.inference.truncation import token_counts
 
     model = as_classifier(predictor)
     path = check_input(path)

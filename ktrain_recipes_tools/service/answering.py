@@ -5,7 +5,7 @@ what was read. Each step answers with its result or with the JSON error that ref
 import time
 
 from ktrain_recipes.inference.prediction import problem
-from ktrain_recipes.inference.truncation import first_truncated, token_counts
+from ktrain_recipes_tools.inference.truncation import first_truncated, token_counts
 from ktrain_recipes_tools.service.batcher import (DeadlineExceeded, MicroBatcher, ModelCallFailed, QueueFull,
                                                   ShuttingDown)
 from ktrain_recipes_tools.service.metrics import ServiceMetrics, length_bucket

@@ -138,6 +138,7 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
     from ktrain_recipes_tools.service.schemas import ERRORS, PredictResponse, predict_request
     from ktrain_recipes.inference.calibration import withheld
     from ktrain_recipes.inference.prediction import label_sets
+    from ktrain_recipes_tools.inference.truncation import read_fields
     from ktrain_recipes.versions import package_versions
 
     PredictRequest = predict_request(settings.max_batch)
@@ -161,9 +162,9 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
             metrics.withheld.inc(int(held.sum()))
         predictions = [{"label": None if held[i] else names[int(row.argmax())],
                         "probabilities": {n: round(float(p), 6) for n, p in zip(names, row)},
-                        "tokens": read, "truncated": total > read, **({"labels": sets[i]} if sets else {}),
+                        **read, **({"labels": sets[i]} if sets else {}),
                         **({"withheld": bool(held[i])} if body.min_confidence is not None else {})}
-                       for i, (row, (read, total)) in enumerate(zip(probs, counts))]
+                       for i, (row, read) in enumerate(zip(probs, read_fields(counts)))]
         return {"predictions": predictions, "model": used.identity}
 
     add_classify_routes(app, steps.classify_items, batcher, settings.max_batch)

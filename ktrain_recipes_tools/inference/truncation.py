@@ -17,3 +17,9 @@ def token_counts(tokenizer, items: list, maxlen: int) -> list[tuple[int, int]]:
 def first_truncated(counts: list[tuple[int, int]]) -> tuple[int, int] | None:
     """The position and full length of the first item longer than the model reads, or None."""
     return next(((i, total) for i, (read, total) in enumerate(counts) if total > read), None)
+
+
+def read_fields(counts: list[tuple[int, int]]) -> list[dict]:
+    """Each item's ``{"tokens", "truncated"}`` as every route reports it: the tokens the model read, and whether the
+    item had more than that (an item of exactly maxlen tokens is read whole, so it is not truncated)."""
+    return [{"tokens": read, "truncated": total > read} for read, total in counts]
