@@ -90,6 +90,27 @@ def test_a_damaged_onnx_file_disables_only_the_int8_path_and_export_repairs_it(e
     assert sorted(p.name for p in tmp_path.iterdir()) == ["copy"]  # export staged beside it and left nothing
 
 
+def test_an_int8_file_damaged_but_still_valid_onnx_is_refused_by_its_digest(exported, tmp_path):
+    # damage a parser cannot see: the largest int8 weight table zeroed in place. onnxruntime loads the file and it
+    # answers (the size and graph are unchanged), so only the manifest's digest tells that it is not the export
+    import onnx
+    import onnxruntime as ort
+    from onnx import numpy_helper
+
+    folder = tmp_path / "copy"
+    shutil.copytree(exported, folder)
+    model = onnx.load(str(folder / "model.int8.onnx"))
+    tables = [t for t in model.graph.initializer if t.data_type == onnx.TensorProto.INT8]
+    table = max(tables, key=lambda t: int(np.prod(t.dims)))
+    zeroed = numpy_helper.from_array(np.zeros_like(numpy_helper.to_array(table)), table.name)
+    table.CopyFrom(zeroed)
+    onnx.save(model, str(folder / "model.int8.onnx"))
+    ort.InferenceSession(str(folder / "model.int8.onnx"), providers=["CPUExecutionProvider"])  # it still loads
+    with pytest.raises(RecipesError, match="damaged.*export --predictor .* rebuilds it"):
+        load_int8_predictor(folder)
+    assert kr.classify(kr.load_checked_predictor(folder), TEXTS)  # the source model still answers
+
+
 def test_export_into_a_read_only_folder_is_one_line(exported, tmp_path, capsys):
     import subprocess
 
