@@ -117,8 +117,9 @@ def test_ctrl_c_keeps_the_best_epoch_and_resume_of_the_same_run_finishes_it(tiny
                                                                            capsys):
     import numpy as np
 
-    from ktrain_recipes.training.recipe import start_run
     from ktrain_recipes.training.checkpoint import Checkpoint
+    from ktrain_recipes.training.precision import choose_precision
+    from ktrain_recipes.training.recipe import start_run
 
     ds = kr.load_emotion(small_data)
     model = tiny_models["electra"]
@@ -134,9 +135,12 @@ def test_ctrl_c_keeps_the_best_epoch_and_resume_of_the_same_run_finishes_it(tiny
 
     with pytest.raises(RecipesError, match="nothing to resume"):
         kr.run_recipe(RecipeConfig(model, data=str(small_data), out=str(tmp_path / "other"), resume=True))
+    # the run trained in what auto chose here; a checkpoint of it does not go on in another precision
+    other_precision = "float32" if choose_precision("auto")[0] != "float32" else "bfloat16"
     for change, named in [({"seed": 5}, "seed"), ({"lr": 2e-3}, "lr"), ({"epochs": 4}, "epochs"),
                           ({"batch_size": 8}, "batch_size"), ({"limit": 100}, "data"),
-                          ({"eval_limit": 50}, "validation"), ({"average_last": 2}, "average_last")]:
+                          ({"eval_limit": 50}, "validation"), ({"average_last": 2}, "average_last"),
+                          ({"precision": other_precision}, "precision")]:
         with pytest.raises(RecipesError, match=f"other settings:.*\\b{named} \\("):
             kr.run_recipe(RecipeConfig(**{**config.settings(), "resume": True, **change}))
     capsys.readouterr()
