@@ -45,7 +45,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     from ktrain_recipes.inference.onnx_inference import load_int8_predictor
-    from ktrain_recipes.inference.timing import cpu_features, describe_machine
+    from ktrain_recipes.inference.timing import cpu_features
+    from ktrain_recipes_tools.studies.measure import describe_machine
 
     model = load_int8_predictor(args.predictor, threads=args.threads)
     vocab = len(model.tokenizer)

@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     import ktrain_recipes as kr
-    from ktrain_recipes.inference.timing import describe_machine
+    from ktrain_recipes_tools.studies.measure import describe_machine
     from ktrain_recipes.versions import cpu_features
 
     data = kr.load_emotion(args.data)

@@ -20,7 +20,7 @@ import time
 import httpx
 import psutil
 
-from ktrain_recipes.inference.timing import describe_machine
+from ktrain_recipes_tools.studies.measure import describe_machine
 from ktrain_recipes_tools.studies.serve_bench import free_port, stop
 
 TEXT = ("i was so nervous before the exam that i could not sleep and my hands were shaking all morning long, "

@@ -28,7 +28,8 @@ def main() -> None:
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 
-    from ktrain_recipes.inference.timing import cpu_features, describe_machine
+    from ktrain_recipes.inference.timing import cpu_features
+    from ktrain_recipes_tools.studies.measure import describe_machine
     from ktrain_recipes_tools.studies.serve_bench import _level, free_port
 
     @serve.deployment(num_replicas=1, ray_actor_options={"num_cpus": 1})

@@ -26,7 +26,7 @@ def main() -> None:
     import ktrain_recipes as kr
     from ktrain_recipes.data.maxlen import token_lengths
     from ktrain_recipes.inference.onnx_inference import load_int8_predictor
-    from ktrain_recipes.inference.timing import describe_machine
+    from ktrain_recipes_tools.studies.measure import describe_machine
 
     model = load_int8_predictor(args.predictor)
     data = kr.load_emotion(args.data)

@@ -56,11 +56,6 @@ REGISTRY: dict[str, ModelSpec] = {
 _GENERIC = ModelSpec("custom", "", 32, 5e-5, 2, "?", "")
 
 
-def list_models() -> list[ModelSpec]:
-    """Return the registry entries in table order."""
-    return list(REGISTRY.values())
-
-
 def get_spec(name: str) -> ModelSpec:
     """Return the registry defaults for a short name or hub id (generic defaults otherwise)."""
     for spec in REGISTRY.values():

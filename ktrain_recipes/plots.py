@@ -133,30 +133,6 @@ def plot_latency_vs_accuracy(table, x: str = "latency_p50_ms", y: str = "accurac
     return fig
 
 
-def plot_bench(rows: list[dict], titles: dict | None = None, caption: str = ""):
-    """Bar charts of the benchmark: training throughput, inference throughput and single-text latency.
-
-    Args:
-      rows: bench rows (``name`` plus figures).  titles: readable names per row name.  caption: under the chart.
-    """
-    titles = titles or {}
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4))
-    panels = [("train_examples_per_s", "training examples/s"), ("throughput_per_s", "inference texts/s"),
-              ("latency_p50_ms", "single-text latency p50 (ms)")]
-    for ax, (key, title) in zip(axes, panels):
-        kept = [r for r in rows if r.get(key) is not None]
-        ax.barh([titles.get(r["name"], r["name"]) for r in kept], [r[key] for r in kept], color="steelblue")
-        for i, r in enumerate(kept):
-            ax.annotate(f"{r[key]:.3g}", (r[key], i), va="center", fontsize=8)
-        ax.set(title=title)
-        ax.invert_yaxis()
-    fig.tight_layout()
-    if caption:
-        fig.text(0.5, -0.03, caption, ha="center", va="top", fontsize=9, wrap=True)
-    plt.close(fig)
-    return fig
-
-
 def plot_parameters(table):
     """Stacked bars: each model's parameters (millions) in embeddings, encoder layers and pooler."""
     fig, ax = plt.subplots(figsize=(7, 4))

@@ -44,19 +44,6 @@ def check_input(path: str | os.PathLike) -> Path:
     return path
 
 
-def count_rows(path: Path) -> int | None:
-    """Rows in the input, for the progress bar (lines for text formats, less a CSV's header)."""
-    if input_format(path) == "parquet":
-        import pyarrow.parquet as pq
-
-        return pq.ParquetFile(path).metadata.num_rows
-    lines = 0
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            lines += block.count(b"\n")
-    return max(lines - (input_format(path) == "csv"), 0) or None
-
-
 def read_chunks(path: str | os.PathLike, encoding: str = "utf-8", pair_column: str | None = None,
                 chunk_size: int = STREAM_CHUNK) -> Iterator:
     """Yield the input as pandas DataFrames of at most ``chunk_size`` rows, each with a ``text`` column."""

@@ -8,7 +8,6 @@ from contextlib import contextmanager
 import numpy as np
 
 from ktrain_recipes.errors import once_each
-from ktrain_recipes.versions import cpu_model
 
 
 def time_inference(predict_fn, texts: list[str], n_single: int = 50, warmup: int = 3) -> dict:
@@ -90,19 +89,3 @@ def timed(label: str = ""):
             print(f"{label}: {timer.seconds:.1f} s")
 
 
-def describe_machine(gpus: int = 0) -> str:
-    """This machine in words, for figure captions and result files: "2-core <CPU model>, no GPU"."""
-    import os
-
-    return f"{os.cpu_count()}-core {cpu_model()}, " + (f"{gpus} GPU(s)" if gpus else "no GPU")
-
-
-def process_rss_mb(pid: int | None = None, children: bool = False) -> float:
-    """Resident memory of a process (this one by default), with its children's when ``children`` is set, in MB."""
-    import psutil
-
-    proc = psutil.Process(pid)
-    rss = proc.memory_info().rss
-    if children:
-        rss += sum(c.memory_info().rss for c in proc.children(recursive=True))
-    return rss / 2**20

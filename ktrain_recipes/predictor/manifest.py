@@ -141,6 +141,3 @@ def read_metrics(folder: str | os.PathLike) -> dict:
     return metrics
 
 
-def folder_size_mb(folder: str | os.PathLike, pattern: str = "*") -> float:
-    """Return the size of the files in a folder matching pattern, in MB."""
-    return sum(p.stat().st_size for p in Path(folder).glob(pattern) if p.is_file()) / 1e6

@@ -46,13 +46,6 @@ def stage_dir(out: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-{HOST}-{os.getpid()}-", dir=out.parent))
 
 
-def partial_file(out: Path) -> Path:
-    """Where a file is written before it is renamed to ``out``: beside it, named so that ``clean_litter`` removes
-    it once its writer has died."""
-    out = Path(out)
-    return out.absolute().parent / f".{out.name}.partial-{HOST}-{os.getpid()}"
-
-
 def restage(folder: Path, skip: tuple[str, ...] = ()) -> Path:
     """A staging folder beside ``folder`` holding its files (hard links where the file system allows, else
     copies), to rewrite a saved predictor through a swap rather than in place (``export`` does)."""

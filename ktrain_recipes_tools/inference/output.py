@@ -15,7 +15,7 @@ import numpy as np
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes.inference.prediction import escape
 from ktrain_recipes.predictor.manifest import is_predictor_manifest, unchecked_manifest
-from ktrain_recipes.predictor.swaps import partial_file
+from ktrain_recipes.predictor.swaps import HOST
 
 # an --output suffix that names its format; .txt and .tsv keep --format (text by default)
 SUFFIX_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".parquet": "parquet", ".json": "json"}
@@ -227,3 +227,10 @@ def write_predictions(texts, probs, label_names, fmt="text", proba=False, output
         sys.stdout.write(content)
         return
     write_text_file(check_output_file(output), content)
+
+
+def partial_file(out: Path) -> Path:
+    """Where a file is written before it is renamed to ``out``: beside it, named so that ``clean_litter`` removes
+    it once its writer has died."""
+    out = Path(out)
+    return out.absolute().parent / f".{out.name}.partial-{HOST}-{os.getpid()}"

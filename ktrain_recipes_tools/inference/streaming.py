@@ -17,7 +17,7 @@ from pathlib import Path
 from ktrain_recipes.batch_policy import STREAM_CHUNK
 from ktrain_recipes.config import check_limit
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.inference.input_files import check_input, count_rows, input_format, read_chunks, texts_of, where
+from ktrain_recipes.inference.input_files import check_input, input_format, read_chunks, texts_of, where
 from ktrain_recipes_tools.inference.output import output_format
 from ktrain_recipes_tools.inference.writer import PredictionWriter
 
@@ -75,3 +75,16 @@ def _shift_row(message: str, start: int, path: Path, chunk) -> str:
     if not match:
         return message
     return f"{path}: {where(chunk, start, int(match.group(1)))} {match.group(2)}"
+
+
+def count_rows(path: Path) -> int | None:
+    """Rows in the input, for the progress bar (lines for text formats, less a CSV's header)."""
+    if input_format(path) == "parquet":
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(path).metadata.num_rows
+    lines = 0
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            lines += block.count(b"\n")
+    return max(lines - (input_format(path) == "csv"), 0) or None

@@ -12,8 +12,8 @@ import sys
 import numpy as np
 
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes_tools.inference.output import check_output_file, jsonable
-from ktrain_recipes.predictor.swaps import clean_litter, partial_file
+from ktrain_recipes_tools.inference.output import check_output_file, jsonable, partial_file
+from ktrain_recipes.predictor.swaps import clean_litter
 
 FULL = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG)  # the output's disk, not the input, is at fault
 

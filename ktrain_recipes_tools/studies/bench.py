@@ -10,8 +10,8 @@ from pathlib import Path
 
 from ktrain_recipes.config import RecipeConfig
 from ktrain_recipes.errors import RecipesError
-from ktrain_recipes.inference.timing import describe_machine, process_rss_mb
-from ktrain_recipes.predictor.manifest import folder_size_mb, read_metrics
+from ktrain_recipes.predictor.manifest import read_metrics
+from ktrain_recipes_tools.studies.measure import describe_machine, folder_size_mb, process_rss_mb
 
 class PeakRSS:
     """Track the peak resident memory (MB) of this process while a block runs, by sampling."""
@@ -212,7 +212,7 @@ def _fmt(value) -> str:
 
 
 def _write_bench(result: dict, out: Path, assets: Path) -> None:
-    from ktrain_recipes.plots import plot_bench, save_figure
+    from ktrain_recipes.plots import save_figure
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "bench.json").write_text(json.dumps(result, indent=2))
@@ -264,3 +264,29 @@ def hardware() -> str:
     import tensorflow as tf
 
     return describe_machine(len(tf.config.list_physical_devices("GPU")))
+
+
+def plot_bench(rows: list[dict], titles: dict | None = None, caption: str = ""):
+    """Bar charts of the benchmark: training throughput, inference throughput and single-text latency.
+
+    Args:
+      rows: bench rows (``name`` plus figures).  titles: readable names per row name.  caption: under the chart.
+    """
+    import matplotlib.pyplot as plt
+
+    titles = titles or {}
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4))
+    panels = [("train_examples_per_s", "training examples/s"), ("throughput_per_s", "inference texts/s"),
+              ("latency_p50_ms", "single-text latency p50 (ms)")]
+    for ax, (key, title) in zip(axes, panels):
+        kept = [r for r in rows if r.get(key) is not None]
+        ax.barh([titles.get(r["name"], r["name"]) for r in kept], [r[key] for r in kept], color="steelblue")
+        for i, r in enumerate(kept):
+            ax.annotate(f"{r[key]:.3g}", (r[key], i), va="center", fontsize=8)
+        ax.set(title=title)
+        ax.invert_yaxis()
+    fig.tight_layout()
+    if caption:
+        fig.text(0.5, -0.03, caption, ha="center", va="top", fontsize=9, wrap=True)
+    plt.close(fig)
+    return fig

@@ -10,7 +10,8 @@ from pathlib import Path
 import pandas as pd
 
 from ktrain_recipes.errors import RecipesError, note
-from ktrain_recipes.predictor.manifest import METRICS, folder_size_mb, read_metrics, read_regular
+from ktrain_recipes.predictor.manifest import METRICS, read_metrics, read_regular
+from ktrain_recipes_tools.studies.measure import folder_size_mb
 
 COLUMNS = ["model_id", "accuracy", "macro_f1", "train_seconds", "latency_p50_ms", "throughput_per_s",
            "params_m", "size_mb", "n_train", "epochs", "maxlen", "smoke"]

@@ -30,7 +30,7 @@ from pathlib import Path
 
 
 from ktrain_recipes import compat  # noqa: F401
-from ktrain_recipes.inference.timing import describe_machine, process_rss_mb
+from ktrain_recipes_tools.studies.measure import describe_machine, process_rss_mb
 from ktrain_recipes.versions import cpu_features
 from ktrain_recipes.errors import RecipesError
 from ktrain_recipes_tools.studies.latency_by_length import by_length
