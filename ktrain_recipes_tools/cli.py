@@ -11,6 +11,7 @@ import threading
 
 from ktrain_recipes import compat  # noqa: F401
 from ktrain_recipes_tools.commands.flags import ShowDefaults
+from ktrain_recipes_tools.commands.stopping import Terminated, terminate
 from ktrain_recipes.errors import RecipesError
 
 # command name -> its module in ktrain_recipes_tools.commands, in the order --help lists them
@@ -46,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     if module.uses_tensorflow(args):
         compat.import_tensorflow_quietly()
     # SIGTERM (a container stopping, `kill`) ends a command as Ctrl-C does, so its partial files are removed
-    previous = signal.signal(signal.SIGTERM, _terminate) if threading.current_thread() is threading.main_thread() \
+    previous = signal.signal(signal.SIGTERM, terminate) if threading.current_thread() is threading.main_thread() \
         else None
     try:
         module.run(args)
@@ -77,23 +78,3 @@ def main(argv: list[str] | None = None) -> int:
 # the tools' own install extras (pyproject.toml): a command that needs one, where it is missing, says which
 EXTRAS = {"fastapi": "serve", "uvicorn": "serve", "starlette": "serve", "httptools": "serve",
           "prometheus_client": "serve", "fastapi_offline": "serve", "ray": "scale"}
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the command is, so that it cleans up as for Ctrl-C (partial files, staging folders)."""
-
-
-SIGNALLED: list[int] = []  # the signals that stopped this command (a library may turn the exception into another)
-
-
-def exit_as_stopped(result) -> None:
-    """End the command as the signal that stopped its run would (143 for SIGTERM, 130 for Ctrl-C) when the run's
-    record says it was ``interrupted``: its best epoch is saved and its checkpoint kept, but a scheduler (docker stop,
-    systemd, timeout, a series script) must not read it as finished."""
-    if isinstance(result, dict) and result.get("interrupted"):
-        raise Terminated() if SIGNALLED else KeyboardInterrupt()
-
-
-def _terminate(signum, frame) -> None:
-    SIGNALLED.append(signum)
-    raise Terminated

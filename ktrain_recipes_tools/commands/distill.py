@@ -22,7 +22,7 @@ def run(args) -> None:
     from ktrain_recipes_tools.training.distill import distill
 
     # both are checked as they are made: a bad flag fails here, before any data or model loads
-    from ktrain_recipes_tools.cli import exit_as_stopped
+    from ktrain_recipes_tools.commands.stopping import exit_as_stopped
 
     settings, config = settings_from_args(args, DistillSettings), settings_from_args(args, RecipeConfig)
     exit_as_stopped(distill(config, settings))  # a stopped run exits 130 or 143, as train does

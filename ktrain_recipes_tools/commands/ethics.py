@@ -34,7 +34,7 @@ def run(args) -> None:
     config = settings_from_args(args, RecipeConfig, data=args.data, out=args.out or f"runs/ethics-{args.task}",
                                 val_fraction=args.val_fraction)
     from ktrain_recipes.errors import note
-    from ktrain_recipes_tools.cli import exit_as_stopped
+    from ktrain_recipes_tools.commands.stopping import exit_as_stopped
 
     result = run_ethics(args.task, config, args.split)
     if result.get("interrupted"):  # stopped mid-run: no result file would say what the run did not do

@@ -17,6 +17,6 @@ def uses_tensorflow(args) -> bool:
 def run(args) -> None:
     from ktrain_recipes.training.recipe import run_recipe
 
-    from ktrain_recipes_tools.cli import exit_as_stopped
+    from ktrain_recipes_tools.commands.stopping import exit_as_stopped
 
     exit_as_stopped(run_recipe(settings_from_args(args, RecipeConfig)))  # a stopped run exits 130 or 143
