@@ -93,6 +93,19 @@ def test_column_errors_name_file_line_and_fix(tmp_path, content, columns, messag
         load_data(tmp_path / "train.csv", columns)
 
 
+def test_every_empty_text_is_named_in_one_line(tmp_path):
+    # a messy file is refused once, naming its empty texts (the first five and how many more), not once per run
+    rows = ["good day,joy"] * 12
+    for i in (2, 4, 5, 7, 9, 10, 11):
+        rows[i] = "  ,joy" if i % 2 else ",sadness"
+    write(tmp_path, "train.csv", "\ufefftext,label\r\n" + "\r\n".join(rows) + "\r\n")
+    with pytest.raises(RecipesError) as caught:
+        load_data(tmp_path / "train.csv", Columns())
+    said = str(caught.value)
+    assert "\n" not in said and "7 empty texts in column 'text'" in said
+    assert "(at lines 4, 6, 7, 9, 11 and 2 more); fill them or remove those rows" in said, said
+
+
 def test_own_csv_with_other_columns_and_no_validation_file(tmp_path, capsys):
     rows = [f"review {i} {'good' if i % 5 else 'bad'},{i % 5 + 1}" for i in range(100)]
     write(tmp_path, "reviews.csv", "review,stars\n" + "\n".join(rows) + "\n")

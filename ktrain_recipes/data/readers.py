@@ -128,9 +128,9 @@ def take_columns(ds, columns: Columns, source: str, where):
         if name is not None and name not in ds.column_names:
             raise RecipesError(f"{source}: no column '{name}' (columns: {', '.join(ds.column_names)}): "
                                f"name the right one with {flag}")
-    texts = [_text(v, where(i), columns.text) for i, v in enumerate(ds[columns.text])]
+    texts = _texts(ds[columns.text], where, columns.text, source)
     if columns.pair:
-        seconds = [_text(v, where(i), columns.pair) for i, v in enumerate(ds[columns.pair])]
+        seconds = _texts(ds[columns.pair], where, columns.pair, source)
         texts = list(zip(texts, seconds))
     if columns.flag_columns:
         return texts, label_sets.from_flag_columns(ds, columns.flag_columns, source, where), where
@@ -153,6 +153,19 @@ def take_columns(ds, columns: Columns, source: str, where):
             raise RecipesError(f"{where(i)}: the label in column '{columns.label}' is a {type(value).__name__}; give "
                                "one label (a name or an integer) per row")
     return texts, values, where
+
+
+def _texts(values, where, column: str, source: str) -> list[str]:
+    """A column's texts, checked; its empty texts named all at once, in one line (a file with several gets one
+    refusal to fix them by, not one per run)."""
+    empty = [i for i, v in enumerate(values) if v is None or (isinstance(v, (str, int, float)) and not str(v).strip())]
+    if len(empty) > 1:
+        places = [where(i).removeprefix(f"{source}:").strip() for i in empty[:5]]
+        more = f" and {len(empty) - 5} more" if len(empty) > 5 else ""
+        at = ("lines " if all(p.isdigit() for p in places) else "") + ", ".join(places)
+        raise RecipesError(f"{source}: {len(empty)} empty texts in column '{column}' (at {at}{more}); fill them or "
+                           "remove those rows")
+    return [_text(v, where(i), column) for i, v in enumerate(values)]
 
 
 def _text(value, where: str, column: str) -> str:
