@@ -273,10 +273,10 @@ for altered in krt.augment([train[0][0]], 3, seed=config.seed):
 # `krt.distill(..., dataclasses.replace(settings, augment=1))` adds one copy of each text after the training texts,
 # runs the teacher over all of them and, for the copies, puts the teacher's probabilities where the one-hot labels
 # were; the validation texts stay as they are. It is left to try (below), because one copy of each text costs about
-# half an hour on a 2-core CPU with this teacher. Of everything we tried it is the one that paid, though by less than
-# we hoped. Run separately on five seeds, the student with one copy scored above its twin on the labels alone on
-# every seed, by +0.10 to +1.20 points: a mean of +0.40, whose 95% interval (-0.16 to +0.96, a paired t interval over
-# the seeds) still holds zero, so five seeds cannot tell it from the seed spread
+# half an hour on a 2-core CPU with this teacher. Of everything we tried it is the only change that came out ahead on
+# every seed, and even it is not shown to pay. Run separately on five seeds, the student with one copy scored above
+# its twin on the labels alone on every seed, by +0.10 to +1.20 points: a mean of +0.40, whose 95% interval (-0.16
+# to +0.96, a paired t interval over the seeds) still holds zero, so five seeds cannot tell it from the seed spread
 # ([docs/results.md](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md#mpnet-base-teaches-minilm)).
 # A MiniLM teacher gained less from it
 # ([the same page](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/results.md#distillation-with-augmented-transfer-data)).
