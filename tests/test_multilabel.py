@@ -175,8 +175,10 @@ def multilabel_predictor(tiny_models, tmp_path_factory) -> Path:
     feelings_csv(folder / "test.csv", 120, 3)
     out = tmp_path_factory.mktemp("ml") / "pred"
     kr.run_recipe(kr.RecipeConfig(tiny_models["bert"], data=str(folder), label_column="feelings", label_sep="|",
-                                  out=str(out), epochs=10, batch_size=16, lr=3e-3, seed=3,
-                                  precision="float32"))  # a tiny random model learns them in float32, 750 updates
+                                  out=str(out), epochs=15, batch_size=16, lr=2e-3, seed=3,
+                                  precision="float32"))
+    # a tiny random model learns them in float32 in 1,125 updates (exact match 0.98-1.0 on test for seeds 3-6); at 10
+    # epochs and 3e-3 it learned them or not by what ran before it in the process (0.74 alone, above 0.8 in the suite)
     return out
 
 
