@@ -28,7 +28,9 @@ def runtime_info() -> dict:
     return {
         "platform": _platform(),
         "python": platform.python_version(),
-        "cpu": f"{cpu_model()} ({', '.join(cpu_features()) or 'no AVX2'})",  # its features decide the speeds
+        # the model and its features on rows of their own: in one cell pandas cut the name at 50 characters
+        "cpu": cpu_model(),
+        "cpu_features": ", ".join(cpu_features()) or "no AVX2",  # they decide the speeds
         "cpus": os.cpu_count(),
         "memory_gb": round(psutil.virtual_memory().total / 2**30, 1),
         "gpus": ", ".join(gpu_names(backend)) or "none",

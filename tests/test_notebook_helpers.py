@@ -19,3 +19,15 @@ def test_runs_folder_never_climbs_out_of_drive():
     assert drive_path("runs") == "/content/drive/MyDrive/ktrain-recipes/runs"
     with pytest.raises(RecipesError, match="leads out of your Drive folder"):
         drive_path("../../..")
+
+
+def test_the_runtime_table_names_the_cpu_whole():
+    # issue 84: the CPU's model and features in one cell were cut by pandas at 50 characters ("avx5...")
+    from ktrain_recipes.notebook import setup_notebook
+    from ktrain_recipes.versions import cpu_features, cpu_model
+
+    table = setup_notebook()
+    assert table.loc["cpu", "runtime"] == cpu_model()
+    assert table.loc["cpu_features", "runtime"] == (", ".join(cpu_features()) or "no AVX2")
+    shown = repr(table) + table.to_html()
+    assert "..." not in shown and cpu_model() in shown
