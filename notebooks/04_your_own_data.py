@@ -105,8 +105,9 @@ ds = kr.load_data_for(config)
 
 # %% [markdown]
 # The label names are the file's own words in sorted order, and that order is the order of the model's outputs: the
-# saved predictor keeps it. Whole numbers work too (0, 1, 2: each is its position in the list); pass
-# `labels=["no", "yes"]` to name them.
+# saved predictor keeps it. Whole numbers work too: as they are, they are the names (star ratings 1 to 5 become "1"
+# to "5"). `labels=["no", "yes"]` names them by position, counted from 0, so it fits codes that start at 0; for
+# labels counted from 1, such as stars, leave `labels` out.
 
 # %%
 ds.label_names

@@ -273,6 +273,11 @@ def test_integer_labels_are_positions_in_the_names_given(tmp_path):
     assert set(ds.labels("train")) == {"1", "2", "3", "4", "5"}
     with pytest.raises(RecipesError, match="label 4 is an id beyond the 4 label names"):
         load_data(path, Columns(), ["a", "b", "c", "d"])
+    # star ratings count from 1: the refusal says how to read them (their numbers are names without --labels)
+    path.write_text("text,label\n" + "".join(f"text {i},{i % 5 + 1}\n" for i in range(20)))
+    with pytest.raises(RecipesError, match="from 0; for labels counted from 1 .star ratings. leave the names out"):
+        load_data(path, Columns(), ["awful", "bad", "ok", "good", "great"])
+    assert load_data(path, Columns()).label_names == ["1", "2", "3", "4", "5"]
 
 
 def test_a_header_only_csv_says_so(tmp_path):

@@ -289,7 +289,9 @@ def _names_of(values: list, names: list[str], where, split: str, by_position: bo
         if whole is not None and by_position:
             if not 0 <= whole < len(names):
                 raise RecipesError(f"{where(i)}: label {whole} is an id beyond the {len(names)} label names given "
-                                   f"({', '.join(names)}): integer labels are positions in that list")
+                                   f"({', '.join(names)}): integer labels are positions in that list, from 0; for "
+                                   "labels counted from 1 (star ratings) leave the names out, and the numbers are "
+                                   "the names")
             name = names[whole]
         # a whole number among names the data chose (a star rating without 1s: '2'..'5') is a name as written, never
         # a position: a test file's "1" would otherwise become the class '3' without a word (battery v7, X32)
