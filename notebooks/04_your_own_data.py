@@ -28,8 +28,8 @@
 # Every notebook's time and results in one page:
 # [What to expect](https://github.com/ktrain-recipes/ktrain-recipes/blob/main/docs/expect.md).
 #
-# **What you will see.** The outputs of a real run on a 2-core AMD EPYC CPU (AVX2, no AVX-512) and no GPU, with other
-# work on its cores: the epochs' times below are longer than alone.
+# **What you will see.** The outputs of a real run on a 2-core AMD EPYC CPU (AVX-512 with VNNI and bfloat16; the
+# notebook trains in float32) and no GPU, with other work on its cores: the epochs' times below are longer than alone.
 #
 # **What `kr` adds here.** The ktrain calls are notebook 01's; what a file of your own needs and ktrain does not do
 # comes from `kr.`: reading any CSV, TSV or folder with its label words, checked (`kr.load_data_for`, whose one-line
@@ -189,9 +189,9 @@ timer = kr.epoch_timer()
 history = learner.fit_onecycle(config.lr, config.epochs, callbacks=[timer])
 
 # %% [markdown]
-# On the shipped file, validation accuracy reached 0.9300 in the second epoch and 0.9350 in the third, while the
-# validation loss barely moved (0.2225, then 0.2214) and training accuracy kept climbing (0.9650): on 1,600 texts, three
-# epochs are about as many as help.
+# On the shipped file, validation accuracy reached 0.9350 in the second epoch and stayed there in the third, while
+# the validation loss barely moved (0.2132, then 0.2080) and training accuracy kept climbing (0.9650): on 1,600 texts,
+# three epochs are about as many as help.
 
 # %% [markdown]
 # ## STEP 5: Evaluate
@@ -206,8 +206,8 @@ kr.report_table(metrics)
 kr.plot_confusion_matrix(metrics)
 
 # %% [markdown]
-# On the shipped file, MiniLM reaches 0.935 accuracy and 0.847 macro-F1, far above both baselines. The rare label is the
-# weak one: `surprised` has an F1 of 0.647 on its 14 validation texts (it finds 11 of them, recall 0.786, but only 0.550
+# On the shipped file, MiniLM reaches 0.935 accuracy and 0.823 macro-F1, far above both baselines. The rare label is
+# the weak one: `surprised` has an F1 of 0.571 on its 14 validation texts (it finds 8 of them, recall 0.571, and 0.571
 # of what it calls surprised is), where the two common labels are near 0.95. Fourteen texts are too few to measure it
 # well, and 59 training rows too few to learn it well: more rows of the rare label would help more than any setting.
 
@@ -230,7 +230,7 @@ new_rows
 
 # %% [markdown]
 # With the shipped file's model, the first two come out as a reader would label them; the third, an unexpected letter,
-# is read as `positive`, not `surprised`: the model gives the rare label least readily.
+# is read as `negative`, not `surprised`: the model gives the rare label least readily.
 
 # %% [markdown]
 # ## STEP 7: A small file, judged by k-fold
@@ -335,10 +335,10 @@ wrong.head(5)
 # %% [markdown]
 # <details><summary>What the solution finds on the committed run</summary>
 #
-# 26 of the 400 rows are wrong (accuracy 0.935): 9 negative, 14 positive and 3 surprised rows (the report's recalls,
-# 0.959, 0.917 and 0.786, times 217, 169 and 14 rows). The rare label is missed on few rows, but it draws mistakes:
-# its precision of 0.550 means 9 of the 20 rows the model called surprised belong to the other labels. On your own
-# file, read the wrong rows' texts too: some will be labelling mistakes, not the model's.
+# 26 of the 400 rows are wrong (accuracy 0.935): 7 negative, 13 positive and 6 surprised rows (the report's recalls,
+# 0.968, 0.923 and 0.571, times 217, 169 and 14 rows). The rare label is missed on almost half its rows, and it draws
+# mistakes too: its precision of 0.571 means 6 of the 14 rows the model called surprised belong to the other labels.
+# On your own file, read the wrong rows' texts too: some will be labelling mistakes, not the model's.
 # </details>
 
 # %% [markdown]
@@ -355,9 +355,9 @@ pd.DataFrame({f"batch {config.batch_size}": metrics["report"][rarest], "batch 32
 # <details><summary>What the solution finds on the committed run</summary>
 #
 # At batch 32 the run makes 150 weight updates instead of 600, and the rare label pays for it: the model never
-# predicts surprised (precision and recall 0.000 on its 14 rows), so macro-F1 falls from 0.847 to 0.624 while accuracy
-# falls only from 0.935 to 0.920. Accuracy alone would hide the loss; the rare label's line shows it, which is why
-# STEP 3 chose small batches for a small file.
+# predicts surprised (precision and recall 0.000 on its 14 rows), so macro-F1 falls from 0.823 to 0.6205 while
+# accuracy falls only from 0.935 to 0.915. Accuracy alone would hide the loss; the rare label's line shows it, which
+# is why STEP 3 chose small batches for a small file.
 # </details>
 
 # %% [markdown]
