@@ -217,7 +217,6 @@ def test_the_tools_face_names_what_the_tools_notebooks_show():
         assert getattr(ktrain_recipes_tools, name) is not None
 
 
-
 # What `import ktrain_recipes` can reach, in lines: every module a public name (lazy ones included, through the
 # TYPE_CHECKING block) imports, at the top or in a function, and what those import. Today's figure is the bound (issue
 # 81's target is 6,000): the face grows only by moving what does not belong to the tools, never silently.

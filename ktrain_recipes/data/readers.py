@@ -158,7 +158,7 @@ def take_columns(ds, columns: Columns, source: str, where):
 def _texts(values, where, column: str, source: str) -> list[str]:
     """A column's texts, checked; its empty texts named all at once, in one line (a file with several gets one
     refusal to fix them by, not one per run)."""
-    empty = [i for i, v in enumerate(values) if v is None or (isinstance(v, (str, int, float)) and not str(v).strip())]
+    empty = [i for i, v in enumerate(values) if _empty(v)]
     if len(empty) > 1:
         places = [where(i).removeprefix(f"{source}:").strip() for i in empty[:5]]
         more = f" and {len(empty) - 5} more" if len(empty) > 5 else ""
@@ -168,11 +168,16 @@ def _texts(values, where, column: str, source: str) -> list[str]:
     return [_text(v, where(i), column) for i, v in enumerate(values)]
 
 
+def _empty(value) -> bool:
+    """A cell with no text: missing, or only whitespace (a list or a dict is not text at all: ``_text`` says so)."""
+    return value is None or (not isinstance(value, (dict, list, tuple)) and not str(value).strip())
+
+
 def _text(value, where: str, column: str) -> str:
     if isinstance(value, (dict, list, tuple)):
         raise RecipesError(f"{where}: column '{column}' holds a {type(value).__name__}, not text: give plain text "
                            "(or name the column that holds it)")
-    if value is None or not str(value).strip():
+    if _empty(value):
         raise RecipesError(f"{where}: empty text in column '{column}'; fill it or remove the row")
     if isinstance(value, str) and is_blank(value):
         raise RecipesError(f"{where}: the text in column '{column}' has nothing to read (only invisible, replacement "

@@ -69,5 +69,3 @@ def evaluate_predictor(predict_fn, texts: list[str], labels: list[str], label_na
             f"({', '.join(label_names)}): evaluate on data with the same labels"
         )
     return score(labels, list(predict_fn(texts)), label_names)
-
-

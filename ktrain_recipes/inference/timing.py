@@ -87,5 +87,3 @@ def timed(label: str = ""):
         timer.seconds = time.perf_counter() - start
         if label:
             print(f"{label}: {timer.seconds:.1f} s")
-
-

@@ -139,5 +139,3 @@ def read_metrics(folder: str | os.PathLike) -> dict:
     if not isinstance(metrics, dict):
         raise RecipesError(f"'{path}' is not a metrics.json of ktrain_recipes: re-run train to recreate it")
     return metrics
-
-

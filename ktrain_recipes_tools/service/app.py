@@ -162,9 +162,9 @@ def _add_routes(app, settings: ServiceSettings, batcher: MicroBatcher, reloader:
             metrics.withheld.inc(int(held.sum()))
         predictions = [{"label": None if held[i] else names[int(row.argmax())],
                         "probabilities": {n: round(float(p), 6) for n, p in zip(names, row)},
-                        **read, **({"labels": sets[i]} if sets else {}),
+                        **fields, **({"labels": sets[i]} if sets else {}),
                         **({"withheld": bool(held[i])} if body.min_confidence is not None else {})}
-                       for i, (row, read) in enumerate(zip(probs, read_fields(counts)))]
+                       for i, (row, fields) in enumerate(zip(probs, read_fields(counts)))]
         return {"predictions": predictions, "model": used.identity}
 
     add_classify_routes(app, steps.classify_items, batcher, settings.max_batch)

@@ -223,8 +223,8 @@ def add_classify_routes(app, classify_items, batcher, max_batch: int) -> None:
         shown = as_logits(probs, bool(getattr(used.classifier, "multilabel", False)),
                           getattr(used.classifier, "temperature", None)) if raw_logits(body) else probs
         data = [{"index": i, "label": names[int(row.argmax())], "probs": [round(float(p), 6) for p in out],
-                 "num_classes": len(names), **read, **({"over_threshold": sets[i]} if sets else {})}
-                for i, (row, out, read) in enumerate(zip(probs, shown, read_fields(counts)))]
+                 "num_classes": len(names), **fields, **({"over_threshold": sets[i]} if sets else {})}
+                for i, (row, out, fields) in enumerate(zip(probs, shown, read_fields(counts)))]
         tokens = sum(read for read, _ in counts)
         asked = request.headers.get("x-request-id", "")[:128]  # the caller's id, as vLLM uses it
         return {"id": f"classify-{asked or uuid.uuid4().hex}", "object": "list", "created": int(time.time()),

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ktrain_recipes.versions import cpu_model
 
+
 def describe_machine(gpus: int = 0) -> str:
     """This machine in words, for figure captions and result files: "2-core <CPU model>, no GPU"."""
     return f"{os.cpu_count()}-core {cpu_model()}, " + (f"{gpus} GPU(s)" if gpus else "no GPU")
